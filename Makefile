@@ -1,0 +1,89 @@
+# tilesmith build.  `make` builds ./tilesmith; `make test` runs everything.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN     = -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+DEFS     = -D_POSIX_C_SOURCE=200809L
+LDLIBS   = -lopenblas -lm
+FUZZ_SECONDS ?= 60
+
+SRCS     = $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o
+HDRS     = $(wildcard src/*/*.h src/*/*.def)
+UNIT     = $(wildcard tests/unit/*.c)
+
+ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=undefined -DTS_DEBUG
+ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o
+
+.PHONY: all test unit golden crosscheck asan asan-test fuzz fuzz-run bench clean update-golden
+
+all: tilesmith
+
+tilesmith: build/rel/src/cli/main.o $(OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/rel/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) -c -o $@ $<
+
+# The prelude is embedded: lean/Tilesmith.lean becomes a C array.
+build/embed: tools/embed.c
+	@mkdir -p build
+	$(CC) $(WARN) -O1 -o $@ $<
+build/prelude.c: lean/Tilesmith.lean build/embed
+	build/embed ts_prelude $< > $@
+build/rel/prelude.o: build/prelude.c
+	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
+build/asan/prelude.o: build/prelude.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(ASAN_FLAGS) -c -o $@ $<
+
+build/unit: $(UNIT) $(OBJS) tests/unit/unit.h
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) -o $@ $(UNIT) $(OBJS) $(LDLIBS)
+
+# Sanitizer build of the program and the unit tests (also a debug build:
+# the graph invariant checker runs between stages).
+build/asan/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(DEFS) $(ASAN_FLAGS) -c -o $@ $<
+build/asan/tilesmith: build/asan/src/cli/main.o $(ASAN_OBJS)
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
+build/asan/unit: $(UNIT) $(ASAN_OBJS) tests/unit/unit.h
+	$(CC) $(WARN) $(DEFS) $(ASAN_FLAGS) -o $@ $(UNIT) $(ASAN_OBJS) $(LDLIBS)
+asan: build/asan/tilesmith build/asan/unit
+
+# libFuzzer target over lexing, parsing and elaboration (clang only).
+build/fuzz/fuzz_front: tests/fuzz/fuzz_front.c $(SRCS) build/prelude.c $(HDRS)
+	@mkdir -p build/fuzz
+	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -DTS_DEBUG -o $@ tests/fuzz/fuzz_front.c \
+	  $(SRCS) build/prelude.c $(LDLIBS)
+fuzz: build/fuzz/fuzz_front
+
+unit: build/unit
+	build/unit
+
+golden: tilesmith
+	tests/golden.sh ./tilesmith
+
+update-golden: tilesmith
+	UPDATE=1 tests/golden.sh ./tilesmith
+
+crosscheck: tilesmith
+	python3 tests/crosscheck.py ./tilesmith
+
+asan-test: asan
+	build/asan/unit
+	tests/golden.sh build/asan/tilesmith
+
+fuzz-run: fuzz
+	tests/fuzz/run.sh build/fuzz/fuzz_front $(FUZZ_SECONDS)
+
+test: all unit golden crosscheck asan-test fuzz-run
+	@echo "make test: all suites passed"
+
+bench: tilesmith
+	bench/front_bench.sh ./tilesmith
+
+clean:
+	rm -rf build tilesmith

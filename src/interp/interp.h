@@ -1,0 +1,41 @@
+/*
+ * interp.h: the float64 reference interpreter of the graph IR, and NumPy
+ * `.npy` input/output.
+ *
+ * Every value is a dense row-major array of doubles (integers and booleans
+ * are held exactly as doubles).  The interpreter walks nodes in id order,
+ * which is a topological order, and frees each intermediate after its last
+ * use.  Matrix products go to BLAS (dgemm).  Out-of-range gather indices and
+ * tensors too large to hold are user errors, reported at the op's source.
+ */
+#ifndef TS_INTERP_H
+#define TS_INTERP_H
+
+#include "../ir/ir.h"
+
+typedef struct Tensor {
+  Shape shape;
+  ElemKind kind;
+  double *data;        /* malloc'd; tensor_free releases it */
+} Tensor;
+
+Tensor *tensor_new(const Shape *s, ElemKind k);   /* zeroed; NULL if too large */
+void tensor_free(Tensor *t);
+
+/* Run the graph.  inputs[i] is the value of g->inputs[i].  Returns the output
+   (caller frees) or unwinds through g->ctx on an error. */
+Tensor *interp_run(Graph *g, Tensor **inputs);
+
+/* Fill random inputs for every graph input not given: normal(0,1) for real
+   inputs; for Index inputs, uniform over [0, bound) where bound is the
+   smallest axis size the index is gathered along (2 if never gathered). */
+void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed);
+int64_t interp_index_bound(const Graph *g, const Node *input);
+
+/* .npy files (format version 1.0 and 2.0, little-endian, C order).  Reading
+   accepts float32, float64, int32, int64 and bool; writing is float64.
+   Errors are returned as a message in err (no unwinding). */
+Tensor *npy_read(const char *path, char *err, size_t errlen);
+bool npy_write(const char *path, const Tensor *t, char *err, size_t errlen);
+
+#endif

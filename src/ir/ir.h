@@ -1,0 +1,125 @@
+/*
+ * ir.h: the graph IR.
+ *
+ * A program is a DAG of primitive ops (ops.def) with concrete shapes.  Each
+ * dimension keeps its symbolic name beside its size (`N=4096`, `H*D=2048`),
+ * because the hyperparameter tools need to know which dimensions grow.  Nodes
+ * are hash-consed: building an op whose kind, attributes and operands equal
+ * an existing node's returns that node, so equal subterms are one node.  The
+ * builder (graph.c) is the one place that knows each op's shape rule; it
+ * reports a mismatch as a user error at the operator, with both shapes.
+ * Elements are real (float64 in the interpreter, a storage dtype on the GPU),
+ * integer (Index, iota) or boolean (comparisons).
+ */
+#ifndef TS_IR_H
+#define TS_IR_H
+
+#include "../util/util.h"
+
+#define TS_MAX_RANK 8
+
+typedef enum {
+#define X(e, name, arity, cls) OP_##e,
+#include "ops.def"
+#undef X
+  OP_COUNT
+} Op;
+
+typedef enum {
+  OPC_LEAF, OPC_UNARY, OPC_BINARY, OPC_COMPARE, OPC_SELECT, OPC_REDUCE,
+  OPC_MATMUL, OPC_LAYOUT, OPC_CONCAT, OPC_GATHER,
+} OpClass;
+
+typedef struct OpInfo { const char *name; int arity; OpClass cls; } OpInfo;
+extern const OpInfo op_info[OP_COUNT];
+
+typedef enum { EK_REAL, EK_INT, EK_BOOL } ElemKind;
+typedef enum { ROLE_TENSOR, ROLE_PARAM, ROLE_INDEX } InputRole;
+
+typedef struct Dim {
+  int64_t n;           /* concrete size */
+  const char *sym;     /* symbolic form ("N", "H*D") or NULL for a literal */
+} Dim;
+
+typedef struct Shape {
+  int rank;
+  Dim d[TS_MAX_RANK];
+} Shape;
+
+typedef struct Node Node;
+struct Node {
+  Op op;
+  int id;              /* index in Graph.nodes: operands always have smaller ids */
+  ElemKind kind;
+  Shape shape;
+  int nin;
+  Node **in;
+  /* attributes (which ones apply depends on op) */
+  double value;        /* CONST */
+  int axis;            /* REDUCE, SLICE, CONCAT, GATHER (non-negative) */
+  int perm[TS_MAX_RANK]; /* PERMUTE */
+  int64_t lo, hi;      /* SLICE */
+  const char *name;    /* INPUT: the parameter name */
+  InputRole role;      /* INPUT */
+  int input_index;     /* INPUT: position among the entry's tensor parameters */
+  /* provenance */
+  Pos pos;             /* where the op is written (may be in the prelude) */
+  Pos site;            /* the outermost call site in the user's file */
+  const char *via;     /* name of the prelude/user definition pos lies in, or NULL */
+  /* hash-consing */
+  uint64_t hash;
+  Node *hnext;
+};
+
+typedef struct Graph {
+  Ctx *ctx;
+  Node **nodes; int nnodes, cap;
+  Node **buckets; int nbuckets;
+  Node **inputs; int ninputs, inputs_cap;
+  Node *output;
+  const char *entry;   /* name of the entry definition */
+  Pos entry_pos;
+  /* provenance applied to nodes built next (set by the elaborator) */
+  Pos cur_site;
+  const char *cur_via;
+} Graph;
+
+Graph *graph_new(Ctx *c);
+
+/* Shapes */
+int64_t shape_numel(const Shape *s);        /* product; errors are checked at build */
+bool shape_equal(const Shape *a, const Shape *b); /* sizes only */
+/* Write "[B=4, N=4096, 128]" into buf; returns buf. */
+char *shape_str(const Shape *s, char *buf, size_t n);
+/* Broadcast a and b per NumPy; false if incompatible (then *bad_dim gets the
+   right-aligned dimension index from the end that disagrees, 0-based). */
+bool shape_broadcast(const Shape *a, const Shape *b, Shape *out, int *bad_dim);
+
+/* Builders.  All take the position of the operator for error messages and
+   provenance; all hash-cons; all check shapes and element kinds and report
+   violations through graph->ctx (unwinding). */
+Node *ir_input(Graph *g, const char *name, InputRole role, const Shape *s, Pos p);
+Node *ir_const(Graph *g, double v, Pos p);
+Node *ir_iota(Graph *g, int64_t n, const char *sym, Pos p);
+Node *ir_unary(Graph *g, Op op, Node *a, Pos p);
+Node *ir_binary(Graph *g, Op op, Node *a, Node *b, Pos p);   /* also compares */
+Node *ir_select(Graph *g, Node *c, Node *a, Node *b, Pos p);
+Node *ir_reduce(Graph *g, Op op, Node *a, int axis, Pos p);  /* axis may be negative */
+Node *ir_matmul(Graph *g, Node *a, Node *b, Pos p);
+Node *ir_permute(Graph *g, Node *a, const int *perm, int n, Pos p);
+Node *ir_transpose(Graph *g, Node *a, Pos p);                /* swap last two */
+Node *ir_reshape(Graph *g, Node *a, const Shape *s, Pos p);
+Node *ir_slice(Graph *g, Node *a, int axis, int64_t lo, int64_t hi, Pos p);
+Node *ir_concat(Graph *g, Node **xs, int n, int axis, Pos p);
+Node *ir_gather(Graph *g, Node *x, Node *idx, int axis, Pos p);
+
+/* Check every invariant (topological order, shapes agree with each op's
+   rule, hash table consistent); prints the first violation and returns false. */
+bool graph_check(const Graph *g, FILE *err);
+
+/* Printers (print.c) */
+void graph_print_text(FILE *out, const Graph *g);
+void graph_print_dot(FILE *out, const Graph *g);
+void graph_print_json(FILE *out, const Graph *g);
+
+#endif
