@@ -1,0 +1,122 @@
+/*
+ * arena.c: the allocator of one compilation.
+ *
+ * Memory comes in chunks from malloc and is handed out by bumping a pointer;
+ * nothing is freed until arena_free releases every chunk at once.  A request
+ * larger than a quarter of the chunk size gets a chunk of its own, so big
+ * tables do not waste the tail of the current chunk.  arena_realloc grows in
+ * place when the block is the last one handed out.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define CHUNK (64 * 1024)
+
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+} Chunk;
+
+struct Arena {
+  Chunk *head;
+  size_t total;
+};
+
+Arena *arena_new(void) {
+  Arena *a = calloc(1, sizeof *a);
+  if (!a) abort();
+  return a;
+}
+
+void arena_free(Arena *a) {
+  if (!a) return;
+  for (Chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    free(c);
+  }
+  free(a);
+}
+
+static Chunk *chunk_new(Arena *a, size_t size) {
+  Chunk *c = malloc(sizeof *c + size);
+  if (!c) {
+    fprintf(stderr, "tilesmith: out of memory (%zu bytes)\n", size);
+    abort();
+  }
+  c->size = size;
+  c->used = 0;
+  a->total += size;
+  return c;
+}
+
+void *arena_alloc(Arena *a, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  if (size == 0) size = 16;
+  Chunk *c = a->head;
+  if (!c || c->size - c->used < size) {
+    if (size > CHUNK / 4) {
+      /* a chunk of its own, linked behind the current one */
+      Chunk *big = chunk_new(a, size);
+      if (c) {
+        big->next = c->next;
+        c->next = big;
+      } else {
+        big->next = NULL;
+        a->head = big;
+      }
+      big->used = size;
+      memset(big->data, 0, size);
+      return big->data;
+    }
+    c = chunk_new(a, CHUNK);
+    c->next = a->head;
+    a->head = c;
+  }
+  void *p = c->data + c->used;
+  c->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+void *arena_realloc(Arena *a, void *p, size_t old, size_t size) {
+  if (size <= old) return p;
+  Chunk *c = a->head;
+  size_t o16 = (old + 15) & ~(size_t)15, n16 = (size + 15) & ~(size_t)15;
+  if (p && c && (unsigned char *)p + o16 == c->data + c->used &&
+      c->size - c->used >= n16 - o16) {
+    memset(c->data + c->used, 0, n16 - o16);
+    c->used += n16 - o16;
+    return p;
+  }
+  void *q = arena_alloc(a, size);
+  if (p && old) memcpy(q, p, old);
+  return q;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n) {
+  char *p = arena_alloc(a, n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+char *arena_printf(Arena *a, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = arena_alloc(a, (size_t)(n < 0 ? 0 : n) + 1);
+  if (n > 0) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  return p;
+}
+
+const char *str_intern(Arena *a, const char *s, size_t n) { return arena_strndup(a, s, n); }
+
+size_t arena_bytes(const Arena *a) { return a->total; }
