@@ -141,8 +141,11 @@ static Node *intern(Graph *g, Node *proto, Node **ins) {
   n->in = arena_alloc(c->arena, sizeof(Node *) * (size_t)(proto->nin ? proto->nin : 1));
   memcpy(n->in, ins, sizeof(Node *) * (size_t)proto->nin);
   n->id = g->nnodes;
-  n->site = g->cur_site.file ? g->cur_site : proto->pos;
-  n->via = g->cur_via;
+  /* site: the op itself when it is written in the user's file, else the
+     innermost call in the user's file that led to it */
+  bool user = proto->pos.file && !proto->pos.file->is_prelude;
+  n->site = user || !g->cur_site.file ? proto->pos : g->cur_site;
+  n->via = user ? NULL : g->cur_via;
   if (g->nnodes == g->cap) {
     int nc = g->cap ? g->cap * 2 : 256;
     g->nodes = arena_realloc(c->arena, g->nodes, sizeof(Node *) * (size_t)g->cap,
@@ -210,6 +213,12 @@ Node *ir_input(Graph *g, const char *name, InputRole role, const Shape *s, Pos p
 Node *ir_const(Graph *g, double v, Pos p) {
   Node n = proto_of(OP_CONST, EK_REAL, NULL, 0, p);
   n.value = v;
+  return intern(g, &n, NULL);
+}
+
+Node *ir_const_int(Graph *g, int64_t v, Pos p) {
+  Node n = proto_of(OP_CONST, EK_INT, NULL, 0, p);
+  n.value = (double)v;
   return intern(g, &n, NULL);
 }
 

@@ -100,6 +100,7 @@ bool shape_broadcast(const Shape *a, const Shape *b, Shape *out, int *bad_dim);
    violations through graph->ctx (unwinding). */
 Node *ir_input(Graph *g, const char *name, InputRole role, const Shape *s, Pos p);
 Node *ir_const(Graph *g, double v, Pos p);
+Node *ir_const_int(Graph *g, int64_t v, Pos p);   /* an integer scalar (kind EK_INT) */
 Node *ir_iota(Graph *g, int64_t n, const char *sym, Pos p);
 Node *ir_unary(Graph *g, Op op, Node *a, Pos p);
 Node *ir_binary(Graph *g, Op op, Node *a, Node *b, Pos p);   /* also compares */

@@ -1,0 +1,416 @@
+/*
+ * main.c: the `tilesmith` command.
+ *
+ * Subcommands are rows of one table (name, summary, help text, handler).
+ * Options are parsed by hand, GNU style (`--entry NAME` or `--entry=NAME`);
+ * a bad option is a usage error (exit 2) with a pointer to `--help`; an error
+ * in the user's program or data is exit 1, with the diagnostic already
+ * printed by the stage that found it; success is exit 0.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../front/front.h"
+#include "../interp/interp.h"
+
+#define TS_VERSION "0.1.0"
+
+enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2 };
+
+typedef struct Opts {
+  const char *file;
+  const char *entry;
+  SizeArg sizes[64];
+  int nsizes;
+  const char *format;
+  struct { const char *name, *path; bool used; } ins[64];
+  int nins;
+  uint64_t seed;
+  const char *out;
+} Opts;
+
+typedef int (*Handler)(Opts *o);
+typedef struct Command {
+  const char *name, *summary, *usage, *help;
+  Handler run;
+  bool needs_entry, needs_out;
+} Command;
+
+static const Command *cur_cmd;
+
+static int usage_error(const char *fmt, ...) TS_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tilesmith: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nusage: %s\nsee 'tilesmith %s --help'\n", cur_cmd ? cur_cmd->usage : "tilesmith COMMAND ...",
+          cur_cmd ? cur_cmd->name : "");
+  return EXIT_USAGE;
+}
+
+/* ---- one compilation ---- */
+
+typedef struct Session {
+  Arena *arena;
+  Ctx ctx;
+  jmp_buf jb;
+  Program prog;
+} Session;
+
+static void session_open(Session *s) {
+  s->arena = arena_new();
+  ctx_init(&s->ctx, s->arena, stderr);
+  s->ctx.color = isatty(2) && !getenv("NO_COLOR");
+  s->ctx.unwind = &s->jb;
+  s->prog = (Program){0};
+}
+
+static void session_close(Session *s) { arena_free(s->arena); }
+
+/* Load the prelude and the file; false (diagnostic printed) on error. */
+static bool load(Session *s, const char *path) {
+  char err[512];
+  SrcFile *f = src_load(s->arena, path, err, sizeof err);
+  if (!f) {
+    fprintf(stderr, "tilesmith: error: %s\n", err);
+    return false;
+  }
+  if (setjmp(s->jb)) return false;
+  front_load(&s->ctx, &s->prog, f);
+  return true;
+}
+
+static Graph *elaborate(Session *s, Opts *o, const char *entry) {
+  if (setjmp(s->jb)) return NULL;
+  for (int i = 0; i < o->nsizes; i++) o->sizes[i].used = false;
+  return elab_entry(&s->ctx, &s->prog, entry, (Pos){0}, o->sizes, o->nsizes);
+}
+
+/* ---- check ---- */
+
+/* Can this declaration be elaborated with no sizes given? */
+static bool is_concrete(const Decl *d) {
+  for (int i = 0; i < d->nparams; i++) {
+    const Binder *b = &d->params[i];
+    if (b->implicit || b->deflt) continue;
+    if (!b->type) return false;
+    switch (b->type->kind) {
+    case TY_TENSOR:
+    case TY_PARAM:
+    case TY_INDEX: break;
+    case TY_NAT:
+    case TY_INT:
+    case TY_FLOAT:
+    case TY_SHAPE:
+    case TY_LIST:
+    case TY_ARROW: return false;
+    }
+  }
+  return true;
+}
+
+static int cmd_check(Opts *o) {
+  Session s;
+  session_open(&s);
+  int rc = EXIT_OK;
+  if (!load(&s, o->file)) rc = EXIT_USER;
+  else if (o->entry) {
+    Graph *g = elaborate(&s, o, o->entry);
+    if (g) elab_print_signature(stdout, g, o->entry);
+    else rc = EXIT_USER;
+  } else {
+    /* every declaration of the file: concrete ones are elaborated */
+    int checked = 0, generic = 0;
+    for (int i = 0; i < s.prog.ndecls; i++) {
+      const Decl *d = s.prog.decls[i];
+      if (d->file->is_prelude) continue;
+      if (!is_concrete(d)) {
+        generic++;
+        printf("%s: generic (check it with --entry %s --size ...)\n", d->name, d->name);
+        continue;
+      }
+      Graph *g = elaborate(&s, o, d->name);
+      if (g) {
+        elab_print_signature(stdout, g, d->name);
+        checked++;
+      } else {
+        rc = EXIT_USER;
+      }
+    }
+    if (rc == EXIT_OK)
+      printf("ok: %d definition%s elaborated, %d generic\n", checked, checked == 1 ? "" : "s", generic);
+  }
+  session_close(&s);
+  return rc;
+}
+
+/* ---- graph ---- */
+
+static int cmd_graph(Opts *o) {
+  const char *fmt = o->format ? o->format : "text";
+  if (strcmp(fmt, "text") && strcmp(fmt, "dot") && strcmp(fmt, "json"))
+    return usage_error("--format must be text, dot or json, not '%s'", fmt);
+  Session s;
+  session_open(&s);
+  int rc = EXIT_USER;
+  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  if (g) {
+    if (!strcmp(fmt, "text")) graph_print_text(stdout, g);
+    else if (!strcmp(fmt, "dot")) graph_print_dot(stdout, g);
+    else graph_print_json(stdout, g);
+    rc = EXIT_OK;
+  }
+  session_close(&s);
+  return rc;
+}
+
+/* ---- eval ---- */
+
+static const char *kind_word(ElemKind k) {
+  switch (k) {
+  case EK_REAL: return "floating-point";
+  case EK_INT: return "integer";
+  case EK_BOOL: return "boolean";
+  }
+  return "?";
+}
+
+/* Read the --in files into inputs[]; false (message printed) on error. */
+static bool read_inputs(Opts *o, Graph *g, Tensor **inputs) {
+  for (int k = 0; k < o->nins; k++) {
+    int i = 0;
+    while (i < g->ninputs && strcmp(g->inputs[i]->name, o->ins[k].name) != 0) i++;
+    if (i == g->ninputs) {
+      fprintf(stderr, "tilesmith: error: --in %s: the entry '%s' has no input named '%s'; its inputs are:",
+              o->ins[k].name, o->entry, o->ins[k].name);
+      for (int j = 0; j < g->ninputs; j++) fprintf(stderr, " %s", g->inputs[j]->name);
+      fputc('\n', stderr);
+      return false;
+    }
+    if (inputs[i]) {
+      fprintf(stderr, "tilesmith: error: --in %s is given twice\n", o->ins[k].name);
+      return false;
+    }
+    char err[512], a[256], b[256];
+    Tensor *t = npy_read(o->ins[k].path, err, sizeof err);
+    if (!t) {
+      fprintf(stderr, "tilesmith: error: --in %s=%s: %s\n", o->ins[k].name, o->ins[k].path, err);
+      return false;
+    }
+    inputs[i] = t;
+    const Node *n = g->inputs[i];
+    if (!shape_equal(&t->shape, &n->shape)) {
+      fprintf(stderr, "tilesmith: error: --in %s=%s: the array has shape %s, but '%s' has shape %s\n",
+              o->ins[k].name, o->ins[k].path, shape_str(&t->shape, a, sizeof a), n->name,
+              shape_str(&n->shape, b, sizeof b));
+      return false;
+    }
+    bool want_int = n->role == ROLE_INDEX;
+    if ((t->kind == EK_INT) != want_int || t->kind == EK_BOOL) {
+      fprintf(stderr, "tilesmith: error: --in %s=%s: the array holds %s values, but '%s' is %s and needs %s\n",
+              o->ins[k].name, o->ins[k].path, kind_word(t->kind), n->name,
+              want_int ? "an Index" : n->role == ROLE_PARAM ? "a Param" : "a Tensor",
+              want_int ? "int32 or int64 values" : "float32 or float64 values");
+      return false;
+    }
+  }
+  return true;
+}
+
+static int cmd_eval(Opts *o) {
+  Session s;
+  session_open(&s);
+  int rc = EXIT_USER;
+  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  Tensor **inputs = NULL, *out = NULL;
+  if (!g) goto done;
+  inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
+  if (!read_inputs(o, g, inputs)) goto done;
+  if (setjmp(s.jb)) goto done;
+  interp_random_inputs(g, inputs, o->seed);
+  out = interp_run(g, inputs);
+  char err[512], buf[256];
+  if (!npy_write(o->out, out, err, sizeof err)) {
+    fprintf(stderr, "tilesmith: error: %s\n", err);
+    goto done;
+  }
+  printf("wrote %s: float64 %s\n", o->out, shape_str(&out->shape, buf, sizeof buf));
+  rc = EXIT_OK;
+done:
+  if (inputs)
+    for (int i = 0; i < g->ninputs; i++) tensor_free(inputs[i]);
+  free(inputs);
+  tensor_free(out);
+  session_close(&s);
+  return rc;
+}
+
+/* ---- the command table ---- */
+
+static const Command commands[] = {
+    {"check", "parse, elaborate and shape-check a file",
+     "tilesmith check FILE.lean [--entry NAME] [--size N=4096,D=128]",
+     "Parses FILE.lean with the prelude, elaborates and shape-checks it.\n"
+     "With --entry, prints the entry's signature with concrete shapes; NAME is\n"
+     "a concrete instance (def attention_4k := attention 4 16 4096 128) or a\n"
+     "generic definition whose Nat parameters --size binds by name.  Without\n"
+     "--entry, every definition that needs no sizes is elaborated and the\n"
+     "generic ones are listed.\n",
+     cmd_check, false, false},
+    {"graph", "print the graph IR of an entry",
+     "tilesmith graph FILE.lean --entry NAME [--size ...] [--format text|dot|json]",
+     "Prints the graph IR of the entry after the prelude is inlined: only\n"
+     "primitives remain, each node with its shape (symbolic and concrete) and\n"
+     "the source position it came from.  --format text (default), dot\n"
+     "(Graphviz) or json.\n",
+     cmd_graph, true, false},
+    {"eval", "run the float64 reference interpreter",
+     "tilesmith eval FILE.lean --entry NAME [--size ...] [--in NAME=PATH.npy]... [--seed S] --out PATH.npy",
+     "Evaluates the entry in float64.  Inputs come from NumPy .npy files\n"
+     "(float32/float64 for Tensor and Param, int32/int64 for Index), named by\n"
+     "parameter; any not given are drawn at random from --seed (default 0):\n"
+     "normal(0, 1) for real inputs, uniform over the valid range for indices.\n"
+     "The result is written to --out as a float64 .npy file.\n",
+     cmd_eval, true, true},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static const char *common_options =
+    "options:\n"
+    "  --entry NAME          the definition to compile\n"
+    "  --size N=4096,D=128   bind Nat parameters of the entry by name (repeatable)\n"
+    "  -h, --help            show this help\n";
+
+static void print_main_help(FILE *f) {
+  fprintf(f, "tilesmith %s: a tensor-program superoptimizer\n\nusage: tilesmith COMMAND FILE.lean [options]\n\ncommands:\n",
+          TS_VERSION);
+  for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'tilesmith COMMAND --help' describes a command's options.\n"
+             "Exit status: 0 on success, 1 on an error in the program or its data, 2 on bad usage.\n");
+}
+
+static void print_cmd_help(const Command *c) {
+  printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
+  if (c->run == cmd_graph) printf("  --format FMT          text, dot or json\n");
+  if (c->run == cmd_eval)
+    printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
+           "  --seed S              seed for inputs not given (default 0)\n"
+           "  --out PATH.npy        where to write the result\n");
+}
+
+static bool parse_u64(const char *s, uint64_t *v) {
+  if (!*s || *s == '-' || *s == '+') return false;
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (errno || *end) return false;
+  *v = x;
+  return true;
+}
+
+/* --size A=1,B=2 */
+static int parse_sizes(Opts *o, char *spec) {
+  for (char *tok = strtok(spec, ","); tok; tok = strtok(NULL, ",")) {
+    char *eq = strchr(tok, '=');
+    uint64_t v;
+    if (!eq || eq == tok) return usage_error("--size expects NAME=VALUE[,NAME=VALUE...], not '%s'", tok);
+    *eq = 0;
+    if (!parse_u64(eq + 1, &v) || v > (uint64_t)1 << 40)
+      return usage_error("--size %s: '%s' is not a size (a whole number from 0 to 2^40)", tok, eq + 1);
+    for (int i = 0; i < o->nsizes; i++)
+      if (!strcmp(o->sizes[i].name, tok)) return usage_error("--size %s is given twice", tok);
+    if (o->nsizes == 64) return usage_error("too many --size bindings (at most 64)");
+    o->sizes[o->nsizes++] = (SizeArg){tok, (int64_t)v, false};
+  }
+  return EXIT_OK;
+}
+
+/* The value of option `name` at argv[*i], as `--name VALUE` or `--name=VALUE`. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched) {
+  size_t n = strlen(name);
+  *matched = false;
+  if (strncmp(argv[*i], name, n) != 0) return NULL;
+  if (argv[*i][n] == '=') {
+    *matched = true;
+    return argv[*i] + n + 1;
+  }
+  if (argv[*i][n] != 0) return NULL;
+  *matched = true;
+  if (*i + 1 >= argc) return NULL;
+  return argv[++*i];
+}
+
+static int parse_args(Opts *o, int argc, char **argv) {
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *v;
+    bool m;
+    if ((v = opt_value(argc, argv, &i, "--entry", &m)) || m) {
+      if (!v) return usage_error("--entry needs a definition name");
+      o->entry = v;
+    } else if ((v = opt_value(argc, argv, &i, "--size", &m)) || m) {
+      if (!v) return usage_error("--size needs NAME=VALUE");
+      int rc = parse_sizes(o, (char *)v);
+      if (rc) return rc;
+    } else if (cur_cmd->run == cmd_graph && ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
+      if (!v) return usage_error("--format needs text, dot or json");
+      o->format = v;
+    } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--in", &m)) || m)) {
+      const char *eq = v ? strchr(v, '=') : NULL;
+      if (!eq || eq == v || !eq[1]) return usage_error("--in expects NAME=PATH.npy");
+      if (o->nins == 64) return usage_error("too many --in files (at most 64)");
+      o->ins[o->nins].name = strndup(v, (size_t)(eq - v));
+      o->ins[o->nins++].path = eq + 1;
+    } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
+      if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");
+    } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--out", &m)) || m)) {
+      if (!v) return usage_error("--out needs a path");
+      o->out = v;
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option '%s'", a);
+    } else if (!o->file) {
+      o->file = a;
+    } else {
+      return usage_error("unexpected argument '%s' (the file is already '%s')", a, o->file);
+    }
+  }
+  if (!o->file) return usage_error("no input file");
+  if (cur_cmd->needs_entry && !o->entry) return usage_error("--entry NAME is required");
+  if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
+  return EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_main_help(stderr);
+    return EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    print_main_help(stdout);
+    return EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("tilesmith %s\n", TS_VERSION);
+    return EXIT_OK;
+  }
+  for (int i = 0; i < NCOMMANDS; i++) {
+    if (strcmp(argv[1], commands[i].name) != 0) continue;
+    cur_cmd = &commands[i];
+    for (int k = 2; k < argc; k++)
+      if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
+        print_cmd_help(cur_cmd);
+        return EXIT_OK;
+      }
+    Opts o = {0};
+    int rc = parse_args(&o, argc, argv);
+    if (rc == EXIT_OK) rc = cur_cmd->run(&o);
+    for (int k = 0; k < o.nins; k++) free((void *)o.ins[k].name);
+    return rc;
+  }
+  fprintf(stderr, "tilesmith: unknown command '%s'\n\n", argv[1]);
+  print_main_help(stderr);
+  return EXIT_USAGE;
+}
