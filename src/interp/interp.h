@@ -32,7 +32,7 @@ Tensor *interp_run(Graph *g, Tensor **inputs);
 void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed);
 int64_t interp_index_bound(const Graph *g, const Node *input);
 
-/* .npy files (format version 1.0 and 2.0, little-endian, C order).  Reading
+/* .npy files (format versions 1.0 to 3.0, C order; big-endian data is byte-swapped).  Reading
    accepts float32, float64, int32, int64 and bool; writing is float64.
    Errors are returned as a message in err (no unwinding). */
 Tensor *npy_read(const char *path, char *err, size_t errlen);

@@ -139,7 +139,7 @@ static Node *intern(Graph *g, Node *proto, Node **ins) {
   Node *n = arena_alloc(c->arena, sizeof *n);
   *n = *proto;
   n->in = arena_alloc(c->arena, sizeof(Node *) * (size_t)(proto->nin ? proto->nin : 1));
-  memcpy(n->in, ins, sizeof(Node *) * (size_t)proto->nin);
+  if (proto->nin) memcpy(n->in, ins, sizeof(Node *) * (size_t)proto->nin);
   n->id = g->nnodes;
   /* site: the op itself when it is written in the user's file, else the
      innermost call in the user's file that led to it */

@@ -105,8 +105,8 @@ void ts_note(Ctx *c, Pos p, const char *fmt, ...) {
 
 void ts_step(Ctx *c, Pos p) {
   if (++c->steps > c->max_steps)
-    ts_error(c, p, "the program takes more than %lld steps to elaborate; is a definition "
-                   "applied to itself, or a fold too large?", (long long)c->max_steps);
+    ts_error(c, p, "the program takes more than %lld steps to elaborate or evaluate; is a "
+                   "function applied to itself, or a fold too large?", (long long)c->max_steps);
 }
 
 SrcFile *src_from_string(Arena *a, const char *name, const char *text, size_t len) {
