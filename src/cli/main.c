@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../front/front.h"
@@ -29,6 +31,7 @@ typedef struct Opts {
   int nins;
   uint64_t seed;
   const char *out;
+  bool stats;
 } Opts;
 
 typedef int (*Handler)(Opts *o);
@@ -90,6 +93,22 @@ static Graph *elaborate(Session *s, Opts *o, const char *entry) {
   return elab_entry(&s->ctx, &s->prog, entry, (Pos){0}, o->sizes, o->nsizes);
 }
 
+/* ---- --stats ---- */
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void print_stats(const Session *s, double t0, double t1, double t2, int nodes) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  fprintf(stderr, "stats: load+parse %.1f ms, elaborate %.1f ms, %d declarations, %d graph nodes, "
+          "arena %.1f MiB, peak RSS %.1f MiB\n", t1 - t0, t2 - t1, s->prog.ndecls, nodes,
+          (double)arena_bytes(s->arena) / 1048576.0, (double)ru.ru_maxrss / 1024.0);
+}
+
 /* ---- check ---- */
 
 /* Can this declaration be elaborated with no sizes given? */
@@ -116,13 +135,16 @@ static bool is_concrete(const Decl *d) {
 static int cmd_check(Opts *o) {
   Session s;
   session_open(&s);
-  int rc = EXIT_OK;
+  int rc = EXIT_OK, nodes = 0;
+  double t0 = now_ms(), t1 = t0;
   if (!load(&s, o->file)) rc = EXIT_USER;
   else if (o->entry) {
+    t1 = now_ms();
     Graph *g = elaborate(&s, o, o->entry);
-    if (g) elab_print_signature(stdout, g, o->entry);
+    if (g) elab_print_signature(stdout, g, o->entry), nodes = g->nnodes;
     else rc = EXIT_USER;
   } else {
+    t1 = now_ms();
     /* every declaration of the file: concrete ones are elaborated */
     int checked = 0, generic = 0;
     for (int i = 0; i < s.prog.ndecls; i++) {
@@ -137,6 +159,7 @@ static int cmd_check(Opts *o) {
       if (g) {
         elab_print_signature(stdout, g, d->name);
         checked++;
+        nodes += g->nnodes;
       } else {
         rc = EXIT_USER;
       }
@@ -144,6 +167,7 @@ static int cmd_check(Opts *o) {
     if (rc == EXIT_OK)
       printf("ok: %d definition%s elaborated, %d generic\n", checked, checked == 1 ? "" : "s", generic);
   }
+  if (o->stats) print_stats(&s, t0, t1, now_ms(), nodes);
   session_close(&s);
   return rc;
 }
@@ -295,6 +319,7 @@ static void print_main_help(FILE *f) {
 
 static void print_cmd_help(const Command *c) {
   printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
+  if (c->run == cmd_check) printf("  --stats               print timings and peak memory to stderr\n");
   if (c->run == cmd_graph) printf("  --format FMT          text, dot or json\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
@@ -355,6 +380,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v) return usage_error("--size needs NAME=VALUE");
       int rc = parse_sizes(o, (char *)v);
       if (rc) return rc;
+    } else if (cur_cmd->run == cmd_check && !strcmp(a, "--stats")) {
+      o->stats = true;
     } else if (cur_cmd->run == cmd_graph && ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
       if (!v) return usage_error("--format needs text, dot or json");
       o->format = v;

@@ -174,35 +174,29 @@ int64_t want_int(Elab *E, Value *v, const char *what) {
    infinity, not -0.0 (whose sign a later division would expose). */
 static bool safe_fold(double r) { return isfinite(r) && !(r == 0 && signbit(r)); }
 
-static double fold_unary(Op op, double x) {
-  switch (op) {
-  case OP_NEG: return -x;
-  case OP_EXP: return exp(x);
-  case OP_LOG: return log(x);
-  case OP_SQRT: return sqrt(x);
-  case OP_RSQRT: return 1.0 / sqrt(x);
-  case OP_TANH: return tanh(x);
-  case OP_ERF: return erf(x);
-  case OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-  case OP_RELU: return x > 0 ? x : 0.0;
-  case OP_ABS: return fabs(x);
-  case OP_CAST: return x;
-  default: return NAN; /* never folded: not a unary op */
-  }
-}
+static double f_neg(double x) { return -x; }
+static double f_rsqrt(double x) { return 1.0 / sqrt(x); }
+static double f_sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)); }
+static double f_relu(double x) { return x > 0 ? x : 0.0; }
+static double f_add(double a, double b) { return a + b; }
+static double f_sub(double a, double b) { return a - b; }
+static double f_mul(double a, double b) { return a * b; }
+static double f_div(double a, double b) { return a / b; }
+static double f_max(double a, double b) { return a > b ? a : b; }
+static double f_min(double a, double b) { return a < b ? a : b; }
 
-static double fold_binary(Op op, double a, double b) {
-  switch (op) {
-  case OP_ADD: return a + b;
-  case OP_SUB: return a - b;
-  case OP_MUL: return a * b;
-  case OP_DIV: return a / b;
-  case OP_POW: return pow(a, b);
-  case OP_MAX: return a > b ? a : b;
-  case OP_MIN: return a < b ? a : b;
-  default: return NAN;
-  }
-}
+/* The scalar meaning of each foldable op; ops without an entry are never
+   folded.  (The interpreter has its own copy of these semantics: the NumPy
+   cross-check compares both with NumPy.) */
+static double (*const fold_unary[OP_COUNT])(double) = {
+    [OP_NEG] = f_neg,   [OP_EXP] = exp,         [OP_LOG] = log,       [OP_SQRT] = sqrt,
+    [OP_RSQRT] = f_rsqrt, [OP_TANH] = tanh,     [OP_ERF] = erf,       [OP_SIGMOID] = f_sigmoid,
+    [OP_RELU] = f_relu, [OP_ABS] = fabs,
+};
+static double (*const fold_binary[OP_COUNT])(double, double) = {
+    [OP_ADD] = f_add, [OP_SUB] = f_sub, [OP_MUL] = f_mul, [OP_DIV] = f_div,
+    [OP_POW] = pow,   [OP_MAX] = f_max, [OP_MIN] = f_min,
+};
 
 static bool is_number(const Value *v) { return v->kind == V_INT || v->kind == V_FLOAT; }
 static double num(const Value *v) { return v->kind == V_INT ? (double)v->i : v->f; }
@@ -219,8 +213,8 @@ Value *do_unary(Elab *E, Op op, Value *a, Pos p) {
     if (a->i == INT64_MIN) ts_error(E->c, p, "integer overflow");
     return val_int(E, r, a->sym, a->is_int && op == OP_ABS ? false : a->is_int, p);
   }
-  if (is_number(a) && op != OP_CAST) {
-    double r = fold_unary(op, num(a));
+  if (is_number(a) && fold_unary[op]) {
+    double r = fold_unary[op](num(a));
     if (safe_fold(r)) return val_float(E, r, p);
   }
   if (op == OP_CAST && is_number(a)) return a->kind == V_INT ? val_float(E, (double)a->i, p) : a;
@@ -281,8 +275,8 @@ Value *do_binary(Elab *E, Op op, const char *spelling, Value *a, Value *b, Pos p
   }
   if (arith && a->kind == V_INT && b->kind == V_INT) /* max, min */
     return (op == OP_MAX) == (a->i >= b->i) ? a : b;
-  if (arith && is_number(a) && is_number(b)) {
-    double r = fold_binary(op, num(a), num(b));
+  if (arith && is_number(a) && is_number(b) && fold_binary[op]) {
+    double r = fold_binary[op](num(a), num(b));
     if (safe_fold(r)) return val_float(E, r, p);
   }
   /* a Nat beside an Index stays an integer constant */
