@@ -212,7 +212,7 @@ UNARY = {
     "tanh": np.tanh,
     "erf": _erf,
     "sigmoid": sigmoid,
-    "relu": lambda x: np.where(x > 0, x, 0.0),
+    "relu": lambda x: np.maximum(x, 0.0),  # NaN propagates, as in PyTorch
     "abs": np.abs,
     "cast": lambda x: x.astype(np.float64),
 }
@@ -223,7 +223,7 @@ BINARY = {
     "mul": np.multiply,
     "div": np.divide,
     "pow": np.power,
-    "max": np.maximum,
+    "max": np.maximum,  # NaN propagates, as in PyTorch
     "min": np.minimum,
 }
 
@@ -554,6 +554,11 @@ PRIM_REFS = {
     "prim_select": lambda a: np.where(a["a"] > a["b"], a["a"], a["b"]),
     "prim_select_neginf": lambda a: np.where(a["a"] > 0, a["a"], -np.inf),
     "prim_inf": lambda a: a["a"],
+    "prim_nan_max": lambda a: np.maximum(np.log(a["x"]), 0),
+    "prim_nan_min": lambda a: np.minimum(np.log(a["x"]), 0),
+    "prim_nan_relu": lambda a: np.maximum(np.log(a["x"]), 0),
+    "prim_nan_amax": lambda a: np.log(a["x"]).max(-1, keepdims=True),
+    "prim_nan_amin": lambda a: np.log(a["x"]).min(0, keepdims=True),
     "prim_iota": lambda a: np.arange(5.0),
     "prim_iota_add": lambda a: a["x"] + np.arange(5.0),
     "prim_size": lambda a: a["x"] * 2 + 3 - 4,

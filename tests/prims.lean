@@ -91,6 +91,16 @@ def prim_select (a : Tensor [3, 4]) (b : Tensor [4]) : Tensor [3, 4] := select (
 def prim_select_neginf (a : Tensor [3, 4]) : Tensor [3, 4] := select (a > 0) a neginf
 /-- `inf` and `neginf` as operands. -/
 def prim_inf (a : Tensor [3, 4]) : Tensor [3, 4] := min (max a neginf) inf
+/-- NaN propagates through `max` (as in PyTorch). -/
+def prim_nan_max (x : Tensor [3, 4]) : Tensor [3, 4] := max (log x) 0
+/-- NaN propagates through `min`. -/
+def prim_nan_min (x : Tensor [3, 4]) : Tensor [3, 4] := min (log x) 0
+/-- NaN propagates through `relu`. -/
+def prim_nan_relu (x : Tensor [3, 4]) : Tensor [3, 4] := relu (log x)
+/-- NaN propagates through `amax`. -/
+def prim_nan_amax (x : Tensor [3, 4]) : Tensor [3, 1] := amax (log x)
+/-- NaN propagates through `amin`. -/
+def prim_nan_amin (x : Tensor [3, 4]) : Tensor [1, 4] := amin (log x) (dim := 0)
 
 -- ---- iota, size ----
 

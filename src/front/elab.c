@@ -488,8 +488,8 @@ static void pop_frame(Elab *E) {
 }
 
 /* Evaluate a declaration with no parameters (a constant or an instance). */
-static Value *eval_const_decl(Elab *E, const Decl *d, int index, Pos call) {
-  push_frame(E, d->name, call);
+static Value *eval_const_decl(Elab *E, const Decl *d, int index, Pos call, bool frame) {
+  if (frame) push_frame(E, d->name, call);
   Pos save_site = E->g->cur_site;
   const char *save_via = E->g->cur_via;
   if (call.file && !call.file->is_prelude) E->g->cur_site = call;
@@ -498,7 +498,7 @@ static Value *eval_const_decl(Elab *E, const Decl *d, int index, Pos call) {
   if (d->ret) v = check_type(E, v, d->ret, NULL, index, arena_printf(E->c->arena, "the value of '%s'", d->name), d->body->pos);
   E->g->cur_site = save_site;
   E->g->cur_via = save_via;
-  pop_frame(E);
+  if (frame) pop_frame(E);
   return v;
 }
 
@@ -515,7 +515,7 @@ static Value *lookup(Elab *E, const Ast *a, Env *env, int scope) {
     int index;
     const Decl *d = find_decl(E->prog, name, scope, &index);
     if (d) {
-      if (d->nparams == 0) return eval_const_decl(E, d, index, a->pos);
+      if (d->nparams == 0) return eval_const_decl(E, d, index, a->pos, true);
       Value *f = fn_value(E, FN_DECL, a->pos);
       f->decl = d;
       f->decl_index = index;
@@ -540,8 +540,10 @@ static Value *lookup(Elab *E, const Ast *a, Env *env, int scope) {
 
 /* ---- application ---- */
 
-/* Fire a fully applied function. */
-static Value *fire(Elab *E, Value *f, Pos call) {
+/* Fire a fully applied function.  `frame`: record the call as an expansion
+   frame for error notes (not for the entry itself, which is the user's
+   starting point). */
+static Value *fire(Elab *E, Value *f, Pos call, bool frame) {
   int np;
   const Binder *ps = fn_params(f, &np);
   const char *fname = fn_name(f);
@@ -577,7 +579,7 @@ static Value *fire(Elab *E, Value *f, Pos call) {
     if (ps[i].implicit && !env_find(env, ps[i].name)->val)
       ts_error(E->c, call, "cannot infer the implicit parameter '%s' of '%s' from the arguments", ps[i].name,
                fname);
-  push_frame(E, fname, call);
+  if (frame) push_frame(E, fname, call);
   Pos save_site = E->g->cur_site;
   const char *save_via = E->g->cur_via;
   if (call.file && !call.file->is_prelude) E->g->cur_site = call;
@@ -588,7 +590,7 @@ static Value *fire(Elab *E, Value *f, Pos call) {
     r = check_type(E, r, f->decl->ret, env, scope, arena_printf(E->c->arena, "the result of '%s'", fname), body->pos);
   E->g->cur_site = save_site;
   E->g->cur_via = save_via;
-  pop_frame(E);
+  if (frame) pop_frame(E);
   return r;
 }
 
@@ -651,7 +653,7 @@ static Value *apply(Elab *E, Value *fn, Value **args, Pos *argpos, int nargs, co
     while (next < np && (ps[next].implicit || f->bound[next])) next++;
     if (next == np) {
       /* all parameters are taken: apply the result to the rest */
-      Value *r = fire(E, f, call);
+      Value *r = fire(E, f, call, true);
       int rest = 0;
       for (int j = k; j < nargs; j++) rest += !(names && names[j]);
       if (r->kind != V_FUN)
@@ -669,7 +671,7 @@ static Value *apply(Elab *E, Value *fn, Value **args, Pos *argpos, int nargs, co
   }
   /* a function whose required parameters are all bound fires at once (but a
      function with no explicit parameters left at all only when applied) */
-  if (ready(f)) return fire(E, f, call);
+  if (ready(f)) return fire(E, f, call, true);
   return f;
 }
 
@@ -839,7 +841,7 @@ Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos,
     (void)fake;
   }
   Value *v;
-  if (d->nparams == 0) v = eval_const_decl(&E, d, index, d->pos);
+  if (d->nparams == 0) v = eval_const_decl(&E, d, index, d->pos, false);
   else {
     v = fn_value(&E, FN_DECL, d->pos);
     v->decl = d;
@@ -869,7 +871,7 @@ Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos,
         env = env_bind(&E, env, ps[i].name, eval(&E, ps[i].deflt, env, f->decl_index));
       }
     }
-    v = fire(&E, f, d->pos);
+    v = fire(&E, f, d->pos, false);
   }
   for (int s = 0; s < nsizes; s++)
     if (!sizes[s].used)

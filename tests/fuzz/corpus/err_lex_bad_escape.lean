@@ -1,0 +1,1 @@
+set_option pp.foo "a\qb"

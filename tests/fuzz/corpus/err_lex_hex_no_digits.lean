@@ -1,0 +1,1 @@
+def mask := 0xg1

@@ -1,0 +1,4 @@
+/- outer
+  /- inner -/
+  still in the outer comment
+def g := 1

@@ -1,0 +1,2 @@
+set_option trace.compiler "on
+def f := 1

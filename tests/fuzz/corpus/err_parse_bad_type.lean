@@ -1,0 +1,1 @@
+def f (mask : Bool) (x : Tensor [4]) := x

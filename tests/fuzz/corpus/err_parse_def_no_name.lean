@@ -1,0 +1,1 @@
+def (x : Tensor [4]) := x

@@ -1,0 +1,5 @@
+namespace Model
+
+def f := 1
+
+end Modle

@@ -1,0 +1,1 @@
+def f (x : Tensor [4]) := layers 4 x (fun l h, h + 1)

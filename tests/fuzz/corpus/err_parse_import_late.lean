@@ -1,0 +1,2 @@
+def f := 1
+import Tilesmith

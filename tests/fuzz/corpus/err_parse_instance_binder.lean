@@ -1,0 +1,1 @@
+def f [Inhabited Nat] (x : Tensor [4]) := x

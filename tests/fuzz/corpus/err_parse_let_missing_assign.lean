@@ -1,0 +1,3 @@
+def f (x : Tensor [4]) :=
+  let y = exp x
+  y

@@ -1,0 +1,3 @@
+def f (x : Tensor [4]) :=
+  let := exp x
+  x

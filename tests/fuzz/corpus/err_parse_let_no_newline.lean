@@ -1,0 +1,2 @@
+def f (x : Tensor [4]) :=
+  let y := exp x in y + 1

@@ -1,0 +1,1 @@
+def f (x : Tensor [8]) := reshape x [2, 4; 1]

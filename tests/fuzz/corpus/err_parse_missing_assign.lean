@@ -1,0 +1,3 @@
+import Tilesmith
+
+def f (x : Tensor [4]) x + 1

@@ -1,0 +1,2 @@
+def f (x : Tensor [4]) : Tensor [4]
+  x + 1

@@ -1,0 +1,4 @@
+def f (x y : Tensor [4]) :=
+  x +
+
+def g := 1

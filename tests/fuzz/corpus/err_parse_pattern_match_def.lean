@@ -1,0 +1,3 @@
+def f : Nat → Nat
+  | 0 => 1
+  | n => n

@@ -1,0 +1,2 @@
+def f (x : Tensor [4]) :=
+  exp x) + 1

@@ -1,0 +1,2 @@
+@[inline, specialize
+def f := 1

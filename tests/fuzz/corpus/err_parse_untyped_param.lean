@@ -1,0 +1,1 @@
+def add x y := x + y

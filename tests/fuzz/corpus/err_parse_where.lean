@@ -1,0 +1,2 @@
+def f (x : Tensor [4]) := g x
+  where g y := y + 1
