@@ -48,11 +48,11 @@ static bool pos_same(Pos a, Pos b) {
   return a.file == b.file && a.line == b.line && a.col == b.col;
 }
 
-/* %.17g, with the non-finite values spelled inf, -inf and nan. */
+/* The shortest exact spelling, with non-finite values spelled inf, -inf, nan. */
 static const char *num_str(double v, char *buf, size_t n) {
   if (isnan(v)) snprintf(buf, n, "nan");
   else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
-  else snprintf(buf, n, "%.17g", v);
+  else fmt_double(buf, n, v);
   return buf;
 }
 

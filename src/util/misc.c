@@ -127,6 +127,15 @@ int64_t rng_below(Rng *r, int64_t n) {
   return (int64_t)(x % un);
 }
 
+/* The shortest %g spelling that reads back as exactly v (finite v). */
+const char *fmt_double(char *buf, size_t n, double v) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  return buf;
+}
+
 /* ---- json ---- */
 static void json_sep(Json *j) {
   if (j->depth > 0 && j->depth < 64) {
@@ -185,7 +194,10 @@ void json_num(Json *j, double v) {
   json_sep(j);
   if (isnan(v)) fputs("\"nan\"", j->f);
   else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", j->f);
-  else fprintf(j->f, "%.17g", v);
+  else {
+    char buf[40];
+    fputs(fmt_double(buf, sizeof buf, v), j->f);
+  }
 }
 void json_bool(Json *j, bool v) {
   json_sep(j);

@@ -107,6 +107,9 @@ int edit_distance(const char *a, const char *b, int cap);
 int utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 int utf8_encode(uint32_t cp, char out[4]);
 
+/* The shortest %g spelling that reads back exactly (finite values). */
+const char *fmt_double(char *buf, size_t n, double v);
+
 /* ---- hashing ---- */
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 static inline uint64_t hash_mix(uint64_t h, uint64_t v) {

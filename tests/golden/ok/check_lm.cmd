@@ -1,0 +1,1 @@
+check examples/transformer_lm.lean

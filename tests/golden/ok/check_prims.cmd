@@ -1,0 +1,1 @@
+check tests/prims.lean

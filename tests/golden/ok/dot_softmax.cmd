@@ -1,0 +1,1 @@
+graph examples/softmax.lean --entry rowSoftmax --size M=4,N=16 --format dot

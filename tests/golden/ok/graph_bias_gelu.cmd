@@ -1,0 +1,1 @@
+graph examples/bias_gelu_residual.lean --entry biasGeluResidual --size M=4,N=16

@@ -1,0 +1,1 @@
+graph examples/layernorm.lean --entry rowLayernorm --size M=4,N=16

@@ -1,0 +1,1 @@
+graph examples/linear_cross_entropy.lean --entry linear_cross_entropy_8k

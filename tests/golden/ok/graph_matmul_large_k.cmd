@@ -1,0 +1,1 @@
+graph examples/matmul_large_k.lean --entry matmul_256_k131072

@@ -1,0 +1,1 @@
+graph examples/softmax.lean --entry softmax_16k_8k

@@ -1,0 +1,1 @@
+graph examples/rmsnorm.lean --entry rowRmsnorm --size M=4,N=16 --format json
