@@ -11,6 +11,7 @@
 #include "unit.h"
 
 static char ediag[8192];
+static int64_t step_limit; /* 0: the default */
 
 typedef struct Run {
   Arena *a;
@@ -24,6 +25,7 @@ static Run compile(const char *src, const char *entry, const char *spec) {
   FILE *fp = tmpfile();
   Ctx c;
   ctx_init(&c, r.a, fp);
+  if (step_limit) c.max_steps = step_limit, c.max_nodes = (int)(step_limit / 10);
   jmp_buf jb;
   c.unwind = &jb;
   SizeArg sizes[16];
@@ -200,7 +202,10 @@ TEST(elab_no_recursion_and_no_hang) {
   CHECK(r.g == NULL);
   CHECK(has("steps") || has("levels deep"));
   arena_free(r.a);
+  step_limit = 100000;
   EXPECT_ERROR("def f (x : Tensor [2]) := layers 100000000 x (fun l h => h + 1)", "f", NULL, "nodes");
+  EXPECT_ERROR("def f (x : Tensor [2]) := layers 100000000 x (fun l h => h)", "f", NULL, "steps");
+  step_limit = 0;
 }
 
 TEST(elab_size_overflow_is_an_error) {
