@@ -115,7 +115,8 @@ static void print_stats(const Session *s, double t0, double t1, double t2, int n
 static bool is_concrete(const Decl *d) {
   for (int i = 0; i < d->nparams; i++) {
     const Binder *b = &d->params[i];
-    if (b->implicit || b->deflt) continue;
+    if (b->implicit) return false; /* shape-generic */
+    if (b->deflt) continue;
     if (!b->type) return false;
     switch (b->type->kind) {
     case TY_TENSOR:

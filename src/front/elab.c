@@ -279,10 +279,16 @@ Value *do_binary(Elab *E, Op op, const char *spelling, Value *a, Value *b, Pos p
     double r = fold_binary[op](num(a), num(b));
     if (safe_fold(r)) return val_float(E, r, p);
   }
+  bool abool = a->kind == V_TENSOR && a->node->kind == EK_BOOL;
+  bool bbool = b->kind == V_TENSOR && b->node->kind == EK_BOOL;
+  if (arith && (abool || bbool))
+    ts_error(E->c, p, "'%s' needs numeric operands, but %s a boolean mask; use 'cast' or 'select'",
+             spelling, abool && bbool ? "both are" : abool ? "the left one is" : "the right one is");
   /* a Nat beside an Index stays an integer constant */
   bool ai = a->kind == V_TENSOR && a->node->kind == EK_INT;
   bool bi = b->kind == V_TENSOR && b->node->kind == EK_INT;
-  Node *x = as_node(E, a, bi, spelling, p), *y = as_node(E, b, ai, spelling, p);
+  const char *what = arena_printf(E->c->arena, "'%s'", spelling);
+  Node *x = as_node(E, a, bi, what, p), *y = as_node(E, b, ai, what, p);
   return val_tensor(E, ir_binary(E->g, op, x, y, p), p);
 }
 
@@ -447,8 +453,10 @@ static void consider(const char *name, const char *cand, const char **best, int 
 /* The known name nearest to `name`, or NULL if none is close. */
 static const char *suggest(Elab *E, const char *name, Env *env, int scope) {
   const char *best = NULL;
-  int bestd = (int)strlen(name) / 3 + 1;
+  int len = (int)strlen(name);
+  int bestd = len <= 2 ? 0 : len / 3 + 1; /* a one-letter name suggests nothing */
   if (bestd > 3) bestd = 3;
+  if (bestd == 0) return NULL;
   for (Env *e = env; e; e = e->next) consider(name, e->name, &best, &bestd);
   for (int i = 0; i < scope && i < E->prog->ndecls; i++) consider(name, E->prog->decls[i]->name, &best, &bestd);
   for (int i = 0; i < builtin_count; i++) consider(name, builtins[i].name, &best, &bestd);
@@ -473,18 +481,14 @@ static Value *fn_value(Elab *E, FnKind fk, Pos p) {
 static void push_frame(Elab *E, const char *name, Pos call) {
   Ctx *c = E->c;
   if (c->depth >= c->max_depth)
-    ts_error(c, call, "definitions are expanded more than %d levels deep", c->max_depth);
-  if (c->nframes < 64) {
-    c->frames[c->nframes].call = call;
-    c->frames[c->nframes].name = name;
-    c->nframes++;
-  }
+    ts_error(c, call, "calls are nested more than %d levels deep; is a function applied to itself?", c->max_depth);
+  c->frames[c->depth % 64].call = call;
+  c->frames[c->depth % 64].name = name;
   c->depth++;
 }
 
 static void pop_frame(Elab *E) {
-  Ctx *c = E->c;
-  if (c->depth-- <= 64) c->nframes--;
+  E->c->depth--;
 }
 
 /* Evaluate a declaration with no parameters (a constant or an instance). */
@@ -533,6 +537,11 @@ static Value *lookup(Elab *E, const Ast *a, Env *env, int scope) {
     if (!dot || !dot[1]) break;
     name = dot + 1;
   }
+  int later;
+  const Decl *d = find_decl(E->prog, a->name, E->prog->ndecls, &later);
+  if (d && later >= scope)
+    ts_error(E->c, a->pos, "'%s' is not defined yet here: a definition may use only the definitions "
+             "before it (so none can call itself)", a->name);
   const char *s = suggest(E, a->name, env, scope);
   if (s) ts_error(E->c, a->pos, "unknown name '%s'; did you mean '%s'?", a->name, s);
   ts_error(E->c, a->pos, "unknown name '%s'", a->name);

@@ -80,10 +80,11 @@ void ts_error(Ctx *c, Pos p, const char *fmt, ...) {
   ts_diag_print(c, p, "error", fmt, ap);
   va_end(ap);
   c->nerrors++;
-  int shown = c->nframes < 64 ? c->nframes : 64;
-  for (int i = shown - 1; i >= 0; i--)
-    ts_note(c, c->frames[i].call, "in the expansion of '%s' called here", c->frames[i].name);
-  if (c->depth > 64) ts_note(c, (Pos){0}, "(%d more expansion frames not shown)", c->depth - 64);
+  /* the innermost expansion frames, then how many more there are */
+  int shown = 0;
+  for (int k = c->depth - 1; k >= 0 && k >= c->depth - 64 && shown < 6; k--, shown++)
+    ts_note(c, c->frames[k % 64].call, "in the expansion of '%s' called here", c->frames[k % 64].name);
+  if (c->depth > shown) ts_note(c, (Pos){0}, "(%d outer expansion frames not shown)", c->depth - shown);
   unwind(c);
 }
 

@@ -78,9 +78,10 @@ typedef struct Ctx {
   bool color;
   jmp_buf *unwind;      /* set by the stage's caller; ts_error longjmps here */
   int nerrors;
-  /* expansion stack: where each inlined definition was called from */
+  /* expansion stack: where each inlined definition was called from; a ring
+     holding the 64 innermost frames (frame k is frames[k % 64]) */
   struct { Pos call; const char *name; } frames[64];
-  int nframes, depth;   /* depth counts all frames, also beyond 64 */
+  int depth;
   /* limits; 0 means the default */
   int64_t steps, max_steps;
   int max_depth;

@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (d->file->is_prelude) continue;
       n++;
       c.steps = 0;
-      c.depth = c.nframes = 0;
+      c.depth = 0;
       run_decl(&c, &prog, d, &jb);
     }
   }

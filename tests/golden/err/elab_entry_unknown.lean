@@ -1,0 +1,1 @@
+def attention (x : Tensor [4]) := x

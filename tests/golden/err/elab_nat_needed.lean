@@ -1,0 +1,1 @@
+def f (N : Nat) (x : Tensor [N]) := x

@@ -1,0 +1,1 @@
+def f (x : Tensor [4]) := select x x x

@@ -1,0 +1,1 @@
+check @FILE --entry f --size N=2,M=3

@@ -1,0 +1,1 @@
+def f (i : Index [4, 1]) := cast i

@@ -1,0 +1,1 @@
+eval @FILE --entry f --in x=tests/golden/data/nonexistent.npy --out /dev/null

@@ -1,0 +1,1 @@
+def f (x : Tensor [2, 3]) := exp x

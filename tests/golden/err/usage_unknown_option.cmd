@@ -1,0 +1,1 @@
+graph @FILE --entry f --fromat json
