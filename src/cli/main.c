@@ -156,6 +156,9 @@ static int cmd_check(Opts *o) {
         printf("%s: generic (check it with --entry %s --size ...)\n", d->name, d->name);
         continue;
       }
+      /* each definition's graph lives in an arena of its own, freed at once */
+      Arena *scratch = arena_new();
+      s.ctx.arena = scratch;
       Graph *g = elaborate(&s, o, d->name);
       if (g) {
         elab_print_signature(stdout, g, d->name);
@@ -164,6 +167,8 @@ static int cmd_check(Opts *o) {
       } else {
         rc = EXIT_USER;
       }
+      s.ctx.arena = s.arena;
+      arena_free(scratch);
     }
     if (rc == EXIT_OK)
       printf("ok: %d definition%s elaborated, %d generic\n", checked, checked == 1 ? "" : "s", generic);

@@ -24,7 +24,7 @@ static Value *fire_binary(Elab *E, const Builtin *b, Value **a, Pos call) {
 }
 
 static Node *tensor_arg(Elab *E, const Builtin *b, Value *v, Pos call) {
-  return as_node(E, v, false, arena_printf(elab_ctx(E)->arena, "'%s'", b->name), call);
+  return as_node(E, v, false, b->name, call);
 }
 
 static int dim_arg(Elab *E, Value *v) {
@@ -111,7 +111,7 @@ static Value *fire_slice(Elab *E, const Builtin *b, Value **a, Pos call) {
 
 static Value *fire_gather(Elab *E, const Builtin *b, Value **a, Pos call) {
   Node *x = tensor_arg(E, b, a[0], call);
-  Node *idx = as_node(E, a[1], true, "'gather'", call);
+  Node *idx = as_node(E, a[1], true, "gather", call);
   return val_tensor(E, ir_gather(elab_graph(E), x, idx, dim_arg(E, a[2]), call), call);
 }
 
@@ -125,7 +125,7 @@ static Value *fire_select(Elab *E, const Builtin *b, Value **a, Pos call) {
   Node *c = tensor_arg(E, b, a[0], call);
   bool ints = a[1]->kind == V_TENSOR && a[1]->node && a[1]->node->kind == EK_INT &&
               a[2]->kind == V_TENSOR && a[2]->node && a[2]->node->kind == EK_INT;
-  Node *x = as_node(E, a[1], ints, "'select'", call), *y = as_node(E, a[2], ints, "'select'", call);
+  Node *x = as_node(E, a[1], ints, "select", call), *y = as_node(E, a[2], ints, "select", call);
   return val_tensor(E, ir_select(elab_graph(E), c, x, y, call), call);
 }
 

@@ -157,8 +157,9 @@ Node *as_node(Elab *E, Value *v, bool want_int, const char *what, Pos p) {
   case V_LIST:
   case V_FUN: break;
   }
-  ts_error(E->c, v->pos.file ? v->pos : p, "%s needs a tensor or a number here, but this is %s", what,
-           value_kind_name(v));
+  if (what) ts_error(E->c, v->pos.file ? v->pos : p, "'%s' needs a tensor or a number here, but this is %s", what,
+                     value_kind_name(v));
+  ts_error(E->c, v->pos.file ? v->pos : p, "a tensor or a number is needed here, but this is %s", value_kind_name(v));
 }
 
 int64_t want_int(Elab *E, Value *v, const char *what) {
@@ -265,7 +266,7 @@ static Op binop_op(const char *op) {
 
 Value *do_binary(Elab *E, Op op, const char *spelling, Value *a, Value *b, Pos p) {
   if (op == OP_MATMUL) {
-    Node *x = as_node(E, a, false, "'⬝'", p), *y = as_node(E, b, false, "'⬝'", p);
+    Node *x = as_node(E, a, false, "⬝", p), *y = as_node(E, b, false, "⬝", p);
     return val_tensor(E, ir_matmul(E->g, x, y, p), p);
   }
   bool arith = op_info[op].cls == OPC_BINARY;
@@ -287,12 +288,19 @@ Value *do_binary(Elab *E, Op op, const char *spelling, Value *a, Value *b, Pos p
   /* a Nat beside an Index stays an integer constant */
   bool ai = a->kind == V_TENSOR && a->node->kind == EK_INT;
   bool bi = b->kind == V_TENSOR && b->node->kind == EK_INT;
-  const char *what = arena_printf(E->c->arena, "'%s'", spelling);
-  Node *x = as_node(E, a, bi, what, p), *y = as_node(E, b, ai, what, p);
+  Node *x = as_node(E, a, bi, spelling, p), *y = as_node(E, b, ai, spelling, p);
   return val_tensor(E, ir_binary(E->g, op, x, y, p), p);
 }
 
 /* ---- types ---- */
+
+/* What a type check is about, formatted only when it fails (checks are hot;
+   their messages are rare). */
+typedef struct Subject { const char *fmt, *a, *b; } Subject;
+
+static const char *subject_str(Elab *E, const Subject *s) {
+  return arena_printf(E->c->arena, s->fmt, s->a, s->b);
+}
 
 static const char *type_name(TypeKind k) {
   switch (k) {
@@ -349,9 +357,10 @@ bool type_shape(Elab *E, const TypeAst *t, Env *env, int scope, Shape *out) {
   return true;
 }
 
-static void type_error_shape(Elab *E, const char *what, const Shape *want, const Shape *got, int dim,
+static void type_error_shape(Elab *E, const Subject *subj, const Shape *want, const Shape *got, int dim,
                              Pos p) {
   char a[256], b[256];
+  const char *what = subject_str(E, subj);
   if (want->rank != got->rank)
     ts_error(E->c, p, "%s has shape %s (rank %d), but %s is expected (rank %d)", what,
              shape_str(got, b, sizeof b), got->rank, shape_str(want, a, sizeof a), want->rank);
@@ -363,8 +372,8 @@ static void type_error_shape(Elab *E, const char *what, const Shape *want, const
 
 /* Unify the dims of type t with the concrete shape s, binding implicits in
    *env; report a mismatch at p. */
-static void unify_shape(Elab *E, const TypeAst *t, const Shape *s, Env *env, int scope, const char *what,
-                        Pos p) {
+static void unify_shape(Elab *E, const TypeAst *t, const Shape *s, Env *env, int scope,
+                        const Subject *what, Pos p) {
   if (t->shapevar) {
     Env *e = env_find(env, t->shapevar);
     if (!e) ts_error(E->c, t->pos, "unknown shape variable '%s'; declare it as {%s : Shape}", t->shapevar,
@@ -387,15 +396,17 @@ static void unify_shape(Elab *E, const TypeAst *t, const Shape *s, Env *env, int
   }
   Shape want;
   if (!type_shape(E, t, env, scope, &want))
-    ts_error(E->c, t->pos, "cannot infer the shape of %s from this type", what);
+    ts_error(E->c, t->pos, "cannot infer the shape of %s from this type", subject_str(E, what));
   if (want.rank != s->rank) type_error_shape(E, what, &want, s, 0, p);
   for (int i = 0; i < s->rank; i++)
     if (want.d[i].n != s->d[i].n) type_error_shape(E, what, &want, s, i, p);
 }
 
 /* Check (and convert) value v for a parameter of type t. */
-static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scope, const char *what, Pos p) {
+static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scope, const Subject *subj,
+                         Pos p) {
   if (!t) return v;
+#define what subject_str(E, subj)
   switch (t->kind) {
   case TY_NAT:
   case TY_INT:
@@ -412,7 +423,7 @@ static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scop
   case TY_TENSOR:
   case TY_PARAM:
   case TY_INDEX: {
-    if (is_number(v) && t->kind != TY_INDEX) v = val_tensor(E, as_node(E, v, false, what, p), v->pos);
+    if (is_number(v) && t->kind != TY_INDEX) v = val_tensor(E, as_node(E, v, false, NULL, p), v->pos);
     if (v->kind != V_TENSOR)
       ts_error(E->c, p, "%s must be %s %s, but this is %s", what, t->kind == TY_INDEX ? "an" : "a",
                type_name(t->kind), value_kind_name(v));
@@ -420,7 +431,7 @@ static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scop
       ts_error(E->c, p, "%s must be an Index tensor (integers), but this is %s", what, value_kind_name(v));
     if (t->kind != TY_INDEX && v->node->kind == EK_INT)
       v = val_tensor(E, ir_unary(E->g, OP_CAST, v->node, p), v->pos);
-    unify_shape(E, t, &v->node->shape, env, scope, what, p);
+    unify_shape(E, t, &v->node->shape, env, scope, subj, p);
     return v;
   }
   case TY_SHAPE:
@@ -431,13 +442,14 @@ static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scop
     return v;
   case TY_LIST:
     if (v->kind != V_LIST) ts_error(E->c, p, "%s must be a list, but this is %s", what, value_kind_name(v));
-    for (int i = 0; i < v->n; i++) v->items[i] = check_type(E, v->items[i], t->elem, env, scope, what, v->items[i]->pos);
+    for (int i = 0; i < v->n; i++) v->items[i] = check_type(E, v->items[i], t->elem, env, scope, subj, v->items[i]->pos);
     return v;
   case TY_ARROW:
     if (v->kind != V_FUN) ts_error(E->c, p, "%s must be a function, but this is %s", what, value_kind_name(v));
     return v;
   }
   return v;
+#undef what
 }
 
 /* ---- names ---- */
@@ -464,12 +476,7 @@ static const char *suggest(Elab *E, const char *name, Env *env, int scope) {
 }
 
 static const Decl *find_decl(const Program *prog, const char *name, int scope, int *index) {
-  for (int i = (scope < prog->ndecls ? scope : prog->ndecls) - 1; i >= 0; i--)
-    if (strcmp(prog->decls[i]->name, name) == 0) {
-      *index = i;
-      return prog->decls[i];
-    }
-  return NULL;
+  return program_lookup(prog, name, scope, index);
 }
 
 static Value *fn_value(Elab *E, FnKind fk, Pos p) {
@@ -499,7 +506,8 @@ static Value *eval_const_decl(Elab *E, const Decl *d, int index, Pos call, bool 
   if (call.file && !call.file->is_prelude) E->g->cur_site = call;
   E->g->cur_via = d->name;
   Value *v = eval(E, d->body, NULL, index);
-  if (d->ret) v = check_type(E, v, d->ret, NULL, index, arena_printf(E->c->arena, "the value of '%s'", d->name), d->body->pos);
+  Subject subj = {"the value of '%s'%s", d->name, ""};
+  if (d->ret) v = check_type(E, v, d->ret, NULL, index, &subj, d->body->pos);
   E->g->cur_site = save_site;
   E->g->cur_via = save_via;
   if (frame) pop_frame(E);
@@ -570,15 +578,17 @@ static Value *fire(Elab *E, Value *f, Pos call, bool frame) {
     Value *v = f->bound[i];
     if (ps[i].implicit) {
       Env *e = env_find(env, ps[i].name);
-      if (v && e && !e->val) e->val = check_type(E, v, ps[i].type, env, scope, ps[i].name, f->bound_pos[i]);
+      Subject iw = {"'%s'%s", ps[i].name, ""};
+      if (v && e && !e->val) e->val = check_type(E, v, ps[i].type, env, scope, &iw, f->bound_pos[i]);
       continue;
     }
-    const char *what = arena_printf(E->c->arena, "argument '%s' of '%s'", ps[i].name, fname);
+    Subject what = {"argument '%s' of '%s'", ps[i].name, fname};
     if (!v) {
       v = eval(E, ps[i].deflt, env, scope);
-      v = check_type(E, v, ps[i].type, env, scope, arena_printf(E->c->arena, "the default of '%s'", ps[i].name), ps[i].deflt->pos);
+      Subject dw = {"the default of '%s'%s", ps[i].name, ""};
+      v = check_type(E, v, ps[i].type, env, scope, &dw, ps[i].deflt->pos);
     } else {
-      v = check_type(E, v, ps[i].type, env, scope, what, f->bound_pos[i]);
+      v = check_type(E, v, ps[i].type, env, scope, &what, f->bound_pos[i]);
     }
     if (v->kind == V_INT && !v->sym && ps[i].type && (ps[i].type->kind == TY_NAT))
       v = val_int(E, v->i, ps[i].name, v->is_int, v->pos);
@@ -595,8 +605,10 @@ static Value *fire(Elab *E, Value *f, Pos call, bool frame) {
   E->g->cur_via = fname;
   const Ast *body = f->fk == FN_DECL ? f->decl->body : f->lam->a;
   Value *r = eval(E, body, env, scope);
-  if (f->fk == FN_DECL && f->decl->ret)
-    r = check_type(E, r, f->decl->ret, env, scope, arena_printf(E->c->arena, "the result of '%s'", fname), body->pos);
+  {
+    Subject rw = {"the result of '%s'%s", fname, ""};
+    if (f->fk == FN_DECL && f->decl->ret) r = check_type(E, r, f->decl->ret, env, scope, &rw, body->pos);
+  }
   E->g->cur_site = save_site;
   E->g->cur_via = save_via;
   if (frame) pop_frame(E);
@@ -761,7 +773,7 @@ static Value *eval(Elab *E, const Ast *a, Env *env, int scope) {
   case AST_NEG: r = do_unary(E, OP_NEG, eval(E, a->a, env, scope), a->pos); break;
   case AST_TRANSPOSE: {
     Value *x = eval(E, a->a, env, scope);
-    r = val_tensor(E, ir_transpose(E->g, as_node(E, x, false, "'ᵀ'", a->pos), a->pos), a->pos);
+    r = val_tensor(E, ir_transpose(E->g, as_node(E, x, false, "ᵀ", a->pos), a->pos), a->pos);
     break;
   }
   case AST_INDEX: r = eval_index(E, a, env, scope); break;
@@ -773,7 +785,8 @@ static Value *eval(Elab *E, const Ast *a, Env *env, int scope) {
     break;
   case AST_LET: {
     Value *v = eval(E, a->a, env, scope);
-    if (a->type) v = check_type(E, v, a->type, env, scope, arena_printf(E->c->arena, "'%s'", a->name), a->a->pos);
+    Subject lw = {"'%s'%s", a->name, ""};
+    if (a->type) v = check_type(E, v, a->type, env, scope, &lw, a->a->pos);
     r = eval(E, a->b, env_bind(E, env, a->name, v), scope);
     break;
   }
@@ -864,7 +877,8 @@ Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos,
     Env *env = f->fk == FN_LAMBDA ? f->env : NULL;
     for (int i = 0; i < np; i++) {
       if (f->bound[i]) {
-        env = env_bind(&E, env, ps[i].name, check_type(&E, f->bound[i], ps[i].type, env, f->decl_index, ps[i].name, f->bound_pos[i]));
+        Subject bw = {"'%s'%s", ps[i].name, ""};
+        env = env_bind(&E, env, ps[i].name, check_type(&E, f->bound[i], ps[i].type, env, f->decl_index, &bw, f->bound_pos[i]));
         if (env->val->kind == V_INT && !env->val->sym) env->val = val_int(&E, env->val->i, ps[i].name, env->val->is_int, env->val->pos);
         f->bound[i] = env->val;
         continue;
@@ -889,7 +903,7 @@ Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos,
   if (v->kind == V_FUN)
     ts_error(c, d->pos, "the entry '%s' evaluates to a function that still expects arguments", entry);
   if (v->kind == V_LIST) ts_error(c, d->pos, "the entry '%s' evaluates to a list, not a tensor", entry);
-  E.g->output = as_node(&E, v, v->kind == V_INT, "the entry", d->pos);
+  E.g->output = as_node(&E, v, v->kind == V_INT, NULL, d->pos);
 #ifdef TS_DEBUG
   if (!graph_check(E.g, stderr)) abort();
 #endif

@@ -126,6 +126,10 @@ typedef struct Decl {
 
 typedef struct Program {
   Decl **decls; int ndecls;
+  /* name index (built by program_index): chains of declaration indices,
+     latest first, so a lookup by name is one hash and a short walk */
+  int *chain_head, *chain_next;
+  int nbuckets;
 } Program;
 
 /* Parse one file; declarations are appended to prog (the prelude first, then
@@ -137,6 +141,12 @@ void parse_file(Ctx *c, const SrcFile *f, Program *prog);
 
 /* Return the declaration named `name` (the last one if redefined), or NULL. */
 Decl *program_find(const Program *prog, const char *name);
+
+/* Build the name index of prog (front_load does this after parsing). */
+void program_index(Ctx *c, Program *prog);
+/* The latest declaration named `name` among the first `limit`, or NULL;
+   *index receives its position. */
+const Decl *program_lookup(const Program *prog, const char *name, int limit, int *index);
 
 /* ---- elaboration ---- */
 /* A binding from --size: NAME=VALUE. */

@@ -794,14 +794,22 @@ static void walk_push(Parser *P, const void *node, bool is_type, int h) {
   vec_push(P->c->arena, &P->walk, w);
 }
 
+/* The binders of one group share their type and default: walk them once,
+   or `(a a a ... : T)` would cost names × size of T. */
+static void walk_binders(Parser *P, const Binder *bs, int n, int h) {
+  for (int k = 0; k < n; k++) {
+    bool same = k > 0 && bs[k].type == bs[k - 1].type && bs[k].deflt == bs[k - 1].deflt;
+    if (same) continue;
+    walk_push(P, bs[k].type, true, h);
+    walk_push(P, bs[k].deflt, false, h);
+  }
+}
+
 /* Error if some path from the root down a declaration is longer than
    MAX_TREE_HEIGHT (a long operator chain or let chain); iterative. */
 static void check_height(Parser *P, const Decl *d) {
   P->walk.len = 0;
-  for (int k = 0; k < d->nparams; k++) {
-    walk_push(P, d->params[k].type, true, 1);
-    walk_push(P, d->params[k].deflt, false, 1);
-  }
+  walk_binders(P, d->params, d->nparams, 1);
   walk_push(P, d->ret, true, 1);
   walk_push(P, d->body, false, 1);
   while (P->walk.len > 0) {
@@ -822,10 +830,7 @@ static void check_height(Parser *P, const Decl *d) {
       walk_push(P, a->b, false, h);
       walk_push(P, a->type, true, h);
       for (int k = 0; k < a->nargs; k++) walk_push(P, a->args[k], false, h);
-      for (int k = 0; k < a->nparams; k++) {
-        walk_push(P, a->params[k].type, true, h);
-        walk_push(P, a->params[k].deflt, false, h);
-      }
+      walk_binders(P, a->params, a->nparams, h);
     }
   }
 }

@@ -707,3 +707,14 @@ TEST(parse_many_decls_is_linear) {
   CHECK(program_find(&prog, "d99999") == prog.decls[n - 1]);
   arena_free(a);
 }
+
+TEST(parse_shared_binder_type_is_walked_once) {
+  /* 20000 names sharing one type with a 20000-element shape: fast */
+  Arena *a = arena_new();
+  Program prog = {0};
+  char *src = repeat(a, "def f (", "a ", 20000, ": Tensor [", "1, ", "1]) := a\n");
+  CHECK(parse_s(a, src, &prog));
+  src = repeat(a, "def f := fun (", "a ", 20000, ": Tensor [", "1, ", "1]) => a\n");
+  CHECK(parse_s(a, src, &prog));
+  arena_free(a);
+}
