@@ -466,7 +466,7 @@ static void consider(const char *name, const char *cand, const char **best, int 
 static const char *suggest(Elab *E, const char *name, Env *env, int scope) {
   const char *best = NULL;
   int len = (int)strlen(name);
-  int bestd = len <= 2 ? 0 : len / 3 + 1; /* a one-letter name suggests nothing */
+  int bestd = len <= 2 ? 0 : len / 4 + 1; /* short names suggest little */
   if (bestd > 3) bestd = 3;
   if (bestd == 0) return NULL;
   for (Env *e = env; e; e = e->next) consider(name, e->name, &best, &bestd);
@@ -571,18 +571,22 @@ static Value *fire(Elab *E, Value *f, Pos call, bool frame) {
   }
   int scope = f->decl_index;
   Env *env = f->fk == FN_LAMBDA ? f->env : NULL;
-  /* implicits first become unbound names, then each parameter in order */
-  for (int i = 0; i < np; i++)
-    if (ps[i].implicit && !f->bound[i]) env = env_bind(E, env, ps[i].name, NULL);
+  /* implicits first: the given ones (by name, or from --size) are bound, the
+     others are names waiting to be inferred; then each parameter in order */
+  for (int i = 0; i < np; i++) {
+    if (!ps[i].implicit) continue;
+    Value *v = NULL;
+    if (f->bound[i]) {
+      Subject iw = {"'%s'%s", ps[i].name, ""};
+      v = check_type(E, f->bound[i], ps[i].type, env, scope, &iw, f->bound_pos[i]);
+    }
+    env = env_bind(E, env, ps[i].name, v);
+  }
   for (int i = 0; i < np; i++) {
     Value *v = f->bound[i];
-    if (ps[i].implicit) {
-      Env *e = env_find(env, ps[i].name);
-      Subject iw = {"'%s'%s", ps[i].name, ""};
-      if (v && e && !e->val) e->val = check_type(E, v, ps[i].type, env, scope, &iw, f->bound_pos[i]);
-      continue;
-    }
+    if (ps[i].implicit) continue;
     Subject what = {"argument '%s' of '%s'", ps[i].name, fname};
+    if (!v && !ps[i].deflt) ts_error(E->c, call, "missing argument '%s' of '%s'", ps[i].name, fname);
     if (!v) {
       v = eval(E, ps[i].deflt, env, scope);
       Subject dw = {"the default of '%s'%s", ps[i].name, ""};
