@@ -516,6 +516,14 @@ static Value *eval_const_decl(Elab *E, const Decl *d, int index, Pos call, bool 
 
 static Value *lookup(Elab *E, const Ast *a, Env *env, int scope) {
   const char *name = a->name;
+  const char *dot = strchr(a->name, '.');
+  if (dot) {
+    char head[128];
+    snprintf(head, sizeof head, "%.*s", (int)(dot - a->name < 127 ? dot - a->name : 127), a->name);
+    if (env_find(env, head))
+      ts_error(E->c, a->pos, "'%s': projection notation is not part of the tilesmith subset; write "
+               "'%s %s'", a->name, strrchr(a->name, '.') + 1, head);
+  }
   for (int pass = 0; pass < 2; pass++) {
     Env *e = env_find(env, name);
     if (e) {
@@ -541,9 +549,9 @@ static Value *lookup(Elab *E, const Ast *a, Env *env, int scope) {
       return f;
     }
     /* a qualified name: try its last component (Tilesmith.softmax) */
-    const char *dot = strrchr(name, '.');
-    if (!dot || !dot[1]) break;
-    name = dot + 1;
+    const char *last = strrchr(name, '.');
+    if (!last || !last[1]) break;
+    name = last + 1;
   }
   int later;
   const Decl *d = find_decl(E->prog, a->name, E->prog->ndecls, &later);

@@ -1,0 +1,1 @@
+def f (x : Tensor [5]) := x.exp
