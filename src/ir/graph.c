@@ -16,7 +16,7 @@
 #include "ir.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(e, name, arity, cls) [OP_##e] = {name, arity, cls},
+#define X(e, name, arity, cls, attrs) [OP_##e] = {name, arity, cls, attrs},
 #include "ops.def"
 #undef X
 };

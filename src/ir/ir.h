@@ -19,7 +19,7 @@
 #define TS_MAX_RANK 8
 
 typedef enum {
-#define X(e, name, arity, cls) OP_##e,
+#define X(e, name, arity, cls, attrs) OP_##e,
 #include "ops.def"
 #undef X
   OP_COUNT
@@ -30,7 +30,13 @@ typedef enum {
   OPC_MATMUL, OPC_LAYOUT, OPC_CONCAT, OPC_GATHER,
 } OpClass;
 
-typedef struct OpInfo { const char *name; int arity; OpClass cls; } OpInfo;
+/* Which attribute fields of a Node an op uses. */
+typedef enum {
+  ATTR_NONE, ATTR_INPUT /* name, role */, ATTR_VALUE /* value */, ATTR_SIZE /* shape[0] */,
+  ATTR_AXIS /* axis */, ATTR_PERM /* perm */, ATTR_SLICE /* lo, hi, axis */,
+} OpAttrs;
+
+typedef struct OpInfo { const char *name; int arity; OpClass cls; OpAttrs attrs; } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
 
 typedef enum { EK_REAL, EK_INT, EK_BOOL } ElemKind;

@@ -63,31 +63,20 @@ static void node_args(const Node *n, char *buf, size_t cap) {
   buf[0] = '\0';
 #define PUT(...) (k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, __VA_ARGS__))
   for (int i = 0; i < n->nin; i++) PUT("%s%%%d", i ? ", " : " ", n->in[i]->id);
-  switch (n->op) {
-  case OP_INPUT:
+  switch (op_info[n->op].attrs) {
+  case ATTR_NONE: break;
+  case ATTR_INPUT:
     PUT(" %s", n->name ? n->name : "?");
     if (n->role != ROLE_TENSOR) PUT(" (%s)", role_str(n->role));
     break;
-  case OP_CONST: PUT(" %s", num_str(n->value, num, sizeof num)); break;
-  case OP_IOTA: PUT(" %lld", (long long)n->shape.d[0].n); break;
-  case OP_NEG: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT:
-  case OP_TANH: case OP_ERF: case OP_SIGMOID: case OP_RELU: case OP_ABS:
-  case OP_CAST:
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW:
-  case OP_MAX: case OP_MIN:
-  case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-  case OP_SELECT: case OP_MATMUL: case OP_RESHAPE: case OP_COUNT:
-    break;
-  case OP_SUM: case OP_AMAX: case OP_AMIN: case OP_CONCAT: case OP_GATHER:
-    PUT(" axis=%d", n->axis);
-    break;
-  case OP_PERMUTE:
+  case ATTR_VALUE: PUT(" %s", num_str(n->value, num, sizeof num)); break;
+  case ATTR_SIZE: PUT(" %lld", (long long)n->shape.d[0].n); break;
+  case ATTR_AXIS: PUT(" axis=%d", n->axis); break;
+  case ATTR_PERM:
     for (int i = 0; i < n->shape.rank; i++) PUT("%s%d", i ? ", " : " [", n->perm[i]);
     PUT("]");
     break;
-  case OP_SLICE:
-    PUT(" [%lld:%lld] axis=%d", (long long)n->lo, (long long)n->hi, n->axis);
-    break;
+  case ATTR_SLICE: PUT(" [%lld:%lld] axis=%d", (long long)n->lo, (long long)n->hi, n->axis); break;
   }
 #undef PUT
 }
@@ -171,43 +160,35 @@ static void json_pos(Json *j, const char *key, Pos p) {
 }
 
 static void json_attrs(Json *j, const Node *n) {
-  switch (n->op) {
-  case OP_INPUT:
+  switch (op_info[n->op].attrs) {
+  case ATTR_NONE:
+  case ATTR_SIZE: /* the size is the shape */
+    break;
+  case ATTR_INPUT:
     json_key(j, "name");
     json_str(j, n->name ? n->name : "");
     json_key(j, "role");
     json_str(j, role_str(n->role));
     break;
-  case OP_CONST:
+  case ATTR_VALUE:
     json_key(j, "value");
     json_num(j, n->value);
     break;
-  case OP_SLICE:
+  case ATTR_SLICE:
     json_key(j, "lo");
     json_int(j, n->lo);
     json_key(j, "hi");
     json_int(j, n->hi);
+    /* fall through */
+  case ATTR_AXIS:
     json_key(j, "axis");
     json_int(j, n->axis);
     break;
-  case OP_SUM: case OP_AMAX: case OP_AMIN: case OP_CONCAT: case OP_GATHER:
-    json_key(j, "axis");
-    json_int(j, n->axis);
-    break;
-  case OP_PERMUTE:
+  case ATTR_PERM:
     json_key(j, "perm");
     json_begin_arr(j);
     for (int i = 0; i < n->shape.rank; i++) json_int(j, n->perm[i]);
     json_end_arr(j);
-    break;
-  case OP_IOTA:
-  case OP_NEG: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT:
-  case OP_TANH: case OP_ERF: case OP_SIGMOID: case OP_RELU: case OP_ABS:
-  case OP_CAST:
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW:
-  case OP_MAX: case OP_MIN:
-  case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-  case OP_SELECT: case OP_MATMUL: case OP_RESHAPE: case OP_COUNT:
     break;
   }
 }
