@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Run every suite of `make test` and finish with one summary line,
+# "N passed, M failed", summing the suites' own summary lines.
+# usage: tests/run.sh FUZZ_SECONDS
+set -u
+cd "$(dirname "$0")/.." || exit 2
+fuzz_seconds=${1:-60}
+total_pass=0 total_fail=0 broken=()
+
+suite() { # name command...
+  local name=$1 log
+  shift
+  echo "== $name: $*"
+  log=$(mktemp)
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  rm -f "$log"
+  if [ -n "$line" ]; then
+    total_pass=$((total_pass + $(echo "$line" | cut -d' ' -f1)))
+    total_fail=$((total_fail + $(echo "$line" | cut -d' ' -f3)))
+  fi
+  if [ "$rc" != 0 ] || [ -z "$line" ]; then
+    broken+=("$name")
+    [ -z "$line" ] && total_fail=$((total_fail + 1))
+  fi
+}
+
+suite unit build/unit
+suite golden tests/golden.sh ./tilesmith
+suite crosscheck python3 tests/crosscheck.py ./tilesmith
+suite unit-asan build/asan/unit
+suite golden-asan tests/golden.sh build/asan/tilesmith
+suite fuzz tests/fuzz/run.sh build/fuzz/fuzz_front "$fuzz_seconds"
+
+echo
+if [ ${#broken[@]} -gt 0 ]; then echo "failing suites: ${broken[*]}"; fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ] && [ ${#broken[@]} = 0 ]
