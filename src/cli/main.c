@@ -16,6 +16,7 @@
 
 #include "../front/front.h"
 #include "../interp/interp.h"
+#include "../tile/tile.h"
 
 #define TS_VERSION "0.1.0"
 
@@ -32,6 +33,7 @@ typedef struct Opts {
   uint64_t seed;
   const char *out;
   bool stats;
+  const char *dtype;
 } Opts;
 
 typedef int (*Handler)(Opts *o);
@@ -279,6 +281,29 @@ done:
   return rc;
 }
 
+/* ---- tiles ---- */
+
+static int cmd_tiles(Opts *o) {
+  DType dt = DT_BF16;
+  if (o->dtype && !dtype_parse(o->dtype, &dt))
+    return usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
+  Session s;
+  session_open(&s);
+  int rc = EXIT_USER;
+  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  if (g) {
+    TileProgram *tp = tile_lower(g, dt);
+    if (!tile_check(tp, stderr)) {
+      fprintf(stderr, "tilesmith: internal error: the lowering broke a tile invariant\n");
+    } else {
+      tile_print(stdout, tp);
+      rc = EXIT_OK;
+    }
+  }
+  session_close(&s);
+  return rc;
+}
+
 /* ---- the command table ---- */
 
 static const Command commands[] = {
@@ -306,6 +331,15 @@ static const Command commands[] = {
      "normal(0, 1) for real inputs, uniform over the valid range for indices.\n"
      "The result is written to --out as a float64 .npy file.\n",
      cmd_eval, true, true},
+    {"tiles", "print the tile program (kernels) of an entry",
+     "tilesmith tiles FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32]",
+     "Lowers the entry to a tile program and prints it: the global tensors,\n"
+     "then each kernel with its grid, its tile buffers (shared memory or\n"
+     "registers) and its statements.  The lowering is the naive one: one\n"
+     "kernel per chain of elementwise and layout ops, per reduction and per\n"
+     "matrix product.  --dtype is the storage type of real tensors (default\n"
+     "bf16); accumulation is float32.\n",
+     cmd_tiles, true, false},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -327,6 +361,7 @@ static void print_cmd_help(const Command *c) {
   printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
   if (c->run == cmd_check) printf("  --stats               print timings and peak memory to stderr\n");
   if (c->run == cmd_graph) printf("  --format FMT          text, dot or json\n");
+  if (c->run == cmd_tiles) printf("  --dtype T             storage type: bf16 (default), f16 or f32\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
@@ -388,6 +423,9 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (rc) return rc;
     } else if (cur_cmd->run == cmd_check && !strcmp(a, "--stats")) {
       o->stats = true;
+    } else if (cur_cmd->run == cmd_tiles && ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
+      if (!v) return usage_error("--dtype needs bf16, f16 or f32");
+      o->dtype = v;
     } else if (cur_cmd->run == cmd_graph && ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
       if (!v) return usage_error("--format needs text, dot or json");
       o->format = v;

@@ -1,0 +1,457 @@
+/*
+ * lower.c: the naive lowering of a graph to a tile program.
+ *
+ * A node is materialized (given a global tensor and a kernel of its own)
+ * when it is a reduction, a matrix product, the output, or has more than
+ * one user; graph inputs are global tensors already.  Every other node is
+ * inlined: its users read it through a pointwise expression, so a chain of
+ * elementwise and layout ops (broadcasts, permutes, reshapes, slices,
+ * concatenations, gathers) becomes one expression evaluated at each output
+ * element.  Three kernel shapes follow:
+ *
+ *   map      the output viewed as [rows, cols] (cols = last dimension),
+ *            a grid of [BR, BC] tiles, each element stored straight from
+ *            its expression;
+ *   reduce   one row per output element and the reduced axis as columns:
+ *            a grid over row tiles, a loop over [BR, BK] tiles of the axis
+ *            (masked tails read the identity), T.reduce into an f32
+ *            accumulator, then a store;
+ *   matmul   a grid over [BM, BN] output tiles and the flattened batch,
+ *            a pipelined loop over K tiles loading both operands (their
+ *            expressions, so a transpose is read in place) into shared
+ *            memory in the storage type, T.gemm into an f32 accumulator.
+ *
+ * Indices that could leave a tensor (the unused side of a concatenation, a
+ * gather's data-dependent index) are clamped into range, so every load is
+ * in bounds whatever the evaluation order of a target's select.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tile.h"
+
+typedef struct Lower {
+  Arena *a;
+  Graph *g;
+  TileProgram *tp;
+  int *uses;
+  Kernel *k;            /* the kernel being built */
+} Lower;
+
+static int64_t pow2ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v && p < ((int64_t)1 << 40)) p *= 2;
+  return p;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static SExpr *I(Lower *L, int64_t v) { return sx_int(L->a, v); }
+static SExpr *V(Lower *L, TVar v) { return sx_var(L->a, v); }
+static SExpr *ADD(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_ADD, x, y); }
+static SExpr *MUL(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_MUL, x, y); }
+static SExpr *LT(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_LT, x, y); }
+static SExpr *AND(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_AND, x, y); }
+
+/* x clamped into [0, n) */
+static SExpr *clamp_index(Lower *L, SExpr *x, int64_t n) {
+  return sx_idx(L->a, IX_MIN, sx_idx(L->a, IX_MAX, x, I(L, 0)), I(L, n > 0 ? n - 1 : 0));
+}
+
+static bool materialized(const Lower *L, const Node *n) {
+  if (n == L->g->output) return true;
+  switch (op_info[n->op].cls) {
+  case OPC_LEAF: return n->op == OP_INPUT;
+  case OPC_REDUCE:
+  case OPC_MATMUL: return true;
+  case OPC_UNARY:
+  case OPC_BINARY:
+  case OPC_COMPARE:
+  case OPC_SELECT:
+  case OPC_LAYOUT:
+  case OPC_CONCAT:
+  case OPC_GATHER: return L->uses[n->id] > 1;
+  }
+  return true;
+}
+
+/* Split a flat row-major position over dims d[0..r) into r indices. */
+static void unflatten(Lower *L, SExpr *flat, const Shape *s, int r, SExpr **out) {
+  int64_t stride = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    int64_t n = s->d[d].n;
+    if (n == 1) out[d] = I(L, 0);
+    else {
+      SExpr *q = stride == 1 ? flat : sx_idx(L->a, IX_DIV, flat, I(L, stride));
+      out[d] = d == 0 ? q : sx_idx(L->a, IX_MOD, q, I(L, n));
+    }
+    stride *= n ? n : 1;
+  }
+}
+
+/* The index into an operand of shape `op` from the index `idx` of a result
+   of shape `out` it broadcasts to (trailing dimensions aligned). */
+static void broadcast_index(Lower *L, const Shape *op, const Shape *out, SExpr **idx, SExpr **res) {
+  int off = out->rank - op->rank;
+  for (int d = 0; d < op->rank; d++) res[d] = op->d[d].n == 1 ? I(L, 0) : idx[d + off];
+  (void)L;
+}
+
+static void cover(Lower *L, const Node *n) {
+  for (int i = 0; i < L->k->covers.len; i++)
+    if (L->k->covers.data[i] == n) return;
+  vec_push(L->a, &L->k->covers, n);
+}
+
+static SExpr *pointwise(Lower *L, const Node *n, SExpr **idx, bool top);
+
+static SExpr *operand(Lower *L, const Node *n, int k, SExpr **idx) {
+  SExpr *sub[TS_MAX_RANK];
+  broadcast_index(L, &n->in[k]->shape, &n->shape, idx, sub);
+  return pointwise(L, n->in[k], sub, false);
+}
+
+/* The value of node n at index idx, as an expression over loads of
+   materialized tensors.  top: expand n itself even if it is materialized
+   (it is the node the kernel computes). */
+static SExpr *pointwise(Lower *L, const Node *n, SExpr **idx, bool top) {
+  TBuf *buf = L->tp->of_node[n->id];
+  if (buf && !top) return sx_load(L->a, buf, idx, n->shape.rank);
+  cover(L, n);
+  SExpr *args[3], *sub[TS_MAX_RANK];
+  switch (op_info[n->op].cls) {
+  case OPC_LEAF:
+    if (n->op == OP_INPUT) return sx_load(L->a, buf, idx, n->shape.rank);
+    if (n->op == OP_IOTA) return idx[0];
+    return n->kind == EK_INT ? sx_int(L->a, (int64_t)n->value) : sx_real(L->a, n->value);
+  case OPC_UNARY:
+  case OPC_BINARY:
+  case OPC_COMPARE:
+  case OPC_SELECT:
+    for (int k = 0; k < n->nin; k++) args[k] = operand(L, n, k, idx);
+    return sx_op(L->a, n->op, n->kind, args, n->nin);
+  case OPC_LAYOUT: {
+    const Node *x = n->in[0];
+    if (n->op == OP_PERMUTE) {
+      for (int d = 0; d < n->shape.rank; d++) sub[n->perm[d]] = idx[d];
+    } else if (n->op == OP_RESHAPE) {
+      SExpr *flat = I(L, 0);
+      int64_t stride = 1;
+      for (int d = n->shape.rank - 1; d >= 0; d--) {
+        flat = ADD(L, flat, MUL(L, idx[d], I(L, stride)));
+        stride *= n->shape.d[d].n;
+      }
+      unflatten(L, flat, &x->shape, x->shape.rank, sub);
+    } else { /* OP_SLICE */
+      memcpy(sub, idx, sizeof(SExpr *) * (size_t)n->shape.rank);
+      sub[n->axis] = ADD(L, idx[n->axis], I(L, n->lo));
+    }
+    return pointwise(L, x, sub, false);
+  }
+  case OPC_CONCAT: {
+    /* select(i < n0, x0[i], select(i < n0 + n1, x1[i - n0], ...)), each
+       index clamped into its operand */
+    int ax = n->axis;
+    int64_t off = 0;
+    SExpr *parts[64];
+    int np = n->nin < 64 ? n->nin : 64;
+    for (int k = 0; k < np; k++) {
+      const Node *x = n->in[k];
+      memcpy(sub, idx, sizeof(SExpr *) * (size_t)n->shape.rank);
+      sub[ax] = clamp_index(L, sx_idx(L->a, IX_SUB, idx[ax], I(L, off)), x->shape.d[ax].n);
+      parts[k] = pointwise(L, x, sub, false);
+      off += x->shape.d[ax].n;
+    }
+    SExpr *e = parts[np - 1];
+    off = 0;
+    for (int k = 0; k < np - 1; k++) off += n->in[k]->shape.d[ax].n;
+    for (int k = np - 2; k >= 0; k--) {
+      off -= n->in[k + 1]->shape.d[ax].n;
+      int64_t end = 0;
+      for (int m = 0; m <= k; m++) end += n->in[m]->shape.d[ax].n;
+      args[0] = LT(L, idx[ax], I(L, end));
+      args[1] = parts[k];
+      args[2] = e;
+      e = sx_op(L->a, OP_SELECT, n->kind, args, 3);
+    }
+    return e;
+  }
+  case OPC_GATHER: {
+    const Node *x = n->in[0], *ix = n->in[1];
+    SExpr *isub[TS_MAX_RANK];
+    broadcast_index(L, &ix->shape, &n->shape, idx, isub);
+    SExpr *where = pointwise(L, ix, isub, false);
+    /* x's index: the result index broadcast to x, the gathered axis replaced */
+    Shape xs = x->shape;
+    for (int d = 0; d < xs.rank; d++) sub[d] = xs.d[d].n == 1 ? I(L, 0) : idx[d];
+    sub[n->axis] = clamp_index(L, where, xs.d[n->axis].n);
+    return pointwise(L, x, sub, false);
+  }
+  case OPC_REDUCE:
+  case OPC_MATMUL: break;
+  }
+  /* reductions and products are always materialized; reaching here is a bug */
+  fprintf(stderr, "tilesmith: internal error: cannot inline %s\n", op_info[n->op].name);
+  abort();
+}
+
+static Kernel *new_kernel(Lower *L, const Node *n, KernelKind kind) {
+  Kernel *k = arena_alloc(L->a, sizeof *k);
+  k->name = arena_printf(L->a, "k%d_%s", L->tp->kernels.len, op_info[n->op].name);
+  k->kind = kind;
+  k->grid[0] = k->grid[1] = k->grid[2] = 1;
+  k->threads = 128;
+  k->node = n;
+  vec_push(L->a, &L->tp->kernels, k);
+  L->k = k;
+  return k;
+}
+
+static TBuf *tile_buf(Lower *L, const char *name, Scope scope, DType dt, int64_t r, int64_t c) {
+  TBuf *b = arena_alloc(L->a, sizeof *b);
+  b->id = L->k->bufs.len;
+  b->name = name;
+  b->scope = scope;
+  b->dtype = dt;
+  b->shape.rank = c ? 2 : 1;
+  b->shape.d[0].n = r;
+  if (c) b->shape.d[1].n = c;
+  vec_push(L->a, &L->k->bufs, b);
+  return b;
+}
+
+static Stmt *stmt(Lower *L, StmtList *list, StmtKind kind) {
+  Stmt *s = arena_alloc(L->a, sizeof *s);
+  s->kind = kind;
+  vec_push(L->a, list, s);
+  return s;
+}
+
+static void store_to(Lower *L, Stmt *s, const Node *n, SExpr **gidx) {
+  s->global = L->tp->of_node[n->id];
+  s->ngidx = n->shape.rank;
+  s->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)(s->ngidx ? s->ngidx : 1));
+  memcpy(s->gidx, gidx, sizeof(SExpr *) * (size_t)s->ngidx);
+}
+
+/* map kernel: the output as [rows, cols], element by element */
+static void lower_map(Lower *L, const Node *n) {
+  const Shape *s = &n->shape;
+  int r = s->rank;
+  int64_t C = r ? s->d[r - 1].n : 1, R = C ? shape_numel(s) / C : 0;
+  int64_t BC = clamp64(pow2ceil(C), 1, 128), BR = clamp64(2048 / BC, 1, pow2ceil(R));
+  Kernel *k = new_kernel(L, n, KERNEL_MAP);
+  k->grid[0] = ceil_div(C, BC);
+  k->grid[1] = ceil_div(R, BR);
+  SExpr *row = ADD(L, MUL(L, V(L, TV_BY), I(L, BR)), V(L, TV_I));
+  SExpr *col = ADD(L, MUL(L, V(L, TV_BX), I(L, BC)), V(L, TV_J));
+  SExpr *idx[TS_MAX_RANK];
+  if (r) {
+    unflatten(L, row, s, r - 1, idx);
+    idx[r - 1] = col;
+  }
+  Stmt *st = stmt(L, &k->post, ST_STORE);
+  store_to(L, st, n, idx);
+  st->value = pointwise(L, n, idx, true);
+  st->mask = AND(L, LT(L, row, I(L, R)), LT(L, col, I(L, C)));
+  st->ext[0] = BR;
+  st->ext[1] = BC;
+}
+
+static double identity_of(Op op) {
+  return op == OP_SUM ? 0.0 : op == OP_AMAX ? -__builtin_inf() : __builtin_inf();
+}
+
+/* reduce kernel: one row per output element, the axis in column tiles */
+static void lower_reduce(Lower *L, const Node *n) {
+  const Node *x = n->in[0];
+  int ax = n->axis, r = n->shape.rank;
+  int64_t R = shape_numel(&n->shape), K = x->shape.d[ax].n;
+  int64_t BK = clamp64(pow2ceil(K), 1, 128), BR = clamp64(pow2ceil(R), 1, 16);
+  Kernel *k = new_kernel(L, n, KERNEL_REDUCE);
+  k->grid[0] = ceil_div(R, BR);
+  k->loop = ceil_div(K, BK);
+  k->stages = 1;
+  TBuf *tile = tile_buf(L, "tile", SCOPE_FRAGMENT, DT_F32, BR, BK);
+  TBuf *acc = tile_buf(L, "acc", SCOPE_FRAGMENT, DT_F32, BR, 0);
+  Stmt *f = stmt(L, &k->pre, ST_FILL);
+  f->dst = acc;
+  f->value = sx_real(L->a, identity_of(n->op));
+  SExpr *row = ADD(L, MUL(L, V(L, TV_BX), I(L, BR)), V(L, TV_I));
+  SExpr *kk = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_J));
+  SExpr *oidx[TS_MAX_RANK], *xidx[TS_MAX_RANK];
+  unflatten(L, row, &n->shape, r, oidx);
+  memcpy(xidx, oidx, sizeof(SExpr *) * (size_t)r);
+  xidx[ax] = kk;
+  Stmt *m = stmt(L, &k->body, ST_MAP);
+  m->dst = tile;
+  m->value = pointwise(L, x, xidx, false);
+  cover(L, n);
+  m->mask = AND(L, LT(L, row, I(L, R)), LT(L, kk, I(L, K)));
+  m->other = sx_real(L->a, identity_of(n->op));
+  Stmt *red = stmt(L, &k->body, ST_REDUCE);
+  red->dst = acc;
+  red->a = tile;
+  red->reduce_op = n->op;
+  red->clear = false;
+  Stmt *st = stmt(L, &k->post, ST_STORE);
+  store_to(L, st, n, oidx);
+  st->value = sx_tile(L->a, acc, V(L, TV_I), NULL);
+  st->mask = LT(L, row, I(L, R));
+  st->ext[0] = BR;
+  st->ext[1] = 1;
+}
+
+/* matmul kernel: [BM, BN] output tiles, a pipelined loop over K */
+static void lower_matmul(Lower *L, const Node *n) {
+  const Node *a = n->in[0], *b = n->in[1];
+  int r = n->shape.rank, nb = r - 2;
+  int64_t M = n->shape.d[r - 2].n, N = n->shape.d[r - 1].n, K = a->shape.d[a->shape.rank - 1].n;
+  int64_t BM = 64, BN = 64, BK = 32, batch = 1;
+  for (int d = 0; d < nb; d++) batch *= n->shape.d[d].n;
+  Kernel *k = new_kernel(L, n, KERNEL_MATMUL);
+  k->grid[0] = ceil_div(N, BN);
+  k->grid[1] = ceil_div(M, BM);
+  k->grid[2] = batch;
+  k->loop = ceil_div(K, BK);
+  k->stages = 2;
+  DType st_dt = L->tp->dtype;
+  TBuf *As = tile_buf(L, "A_tile", SCOPE_SHARED, st_dt, BM, BK);
+  TBuf *Bs = tile_buf(L, "B_tile", SCOPE_SHARED, st_dt, BK, BN);
+  TBuf *Cf = tile_buf(L, "C_acc", SCOPE_FRAGMENT, DT_F32, BM, BN);
+  Stmt *f = stmt(L, &k->pre, ST_FILL);
+  f->dst = Cf;
+  f->value = sx_real(L->a, 0);
+  SExpr *bidx[TS_MAX_RANK], *sub[TS_MAX_RANK], *full[TS_MAX_RANK];
+  unflatten(L, V(L, TV_BZ), &n->shape, nb, bidx);
+  SExpr *m = ADD(L, MUL(L, V(L, TV_BY), I(L, BM)), V(L, TV_I));
+  SExpr *ka = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_J));
+  SExpr *kb = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_I));
+  SExpr *col = ADD(L, MUL(L, V(L, TV_BX), I(L, BN)), V(L, TV_J));
+  /* A tile: a[batch..., m, ka] */
+  memcpy(full, bidx, sizeof(SExpr *) * (size_t)nb);
+  full[nb] = m;
+  full[nb + 1] = ka;
+  broadcast_index(L, &a->shape, &n->shape, full, sub);
+  Stmt *la = stmt(L, &k->body, ST_MAP);
+  la->dst = As;
+  la->value = pointwise(L, a, sub, false);
+  la->mask = AND(L, LT(L, m, I(L, M)), LT(L, ka, I(L, K)));
+  la->other = sx_real(L->a, 0);
+  /* B tile: b[batch..., kb, col] */
+  full[nb] = kb;
+  full[nb + 1] = col;
+  broadcast_index(L, &b->shape, &n->shape, full, sub);
+  Stmt *lb = stmt(L, &k->body, ST_MAP);
+  lb->dst = Bs;
+  lb->value = pointwise(L, b, sub, false);
+  lb->mask = AND(L, LT(L, kb, I(L, K)), LT(L, col, I(L, N)));
+  lb->other = sx_real(L->a, 0);
+  Stmt *gm = stmt(L, &k->body, ST_GEMM);
+  gm->dst = Cf;
+  gm->a = As;
+  gm->b = Bs;
+  cover(L, n);
+  Stmt *st = stmt(L, &k->post, ST_STORE);
+  full[nb] = m;
+  full[nb + 1] = col;
+  store_to(L, st, n, full);
+  st->value = sx_tile(L->a, Cf, V(L, TV_I), V(L, TV_J));
+  st->mask = AND(L, LT(L, m, I(L, M)), LT(L, col, I(L, N)));
+  st->ext[0] = BM;
+  st->ext[1] = BN;
+}
+
+static DType storage_of(const TileProgram *tp, const Node *n) {
+  switch (n->kind) {
+  case EK_REAL: return tp->dtype;
+  case EK_INT: return DT_I64;
+  case EK_BOOL: return DT_BOOL;
+  }
+  return tp->dtype;
+}
+
+/* A global's name: the parameter's name, unless it would clash with a name
+   the emitted code uses (index variables, modules, other globals). */
+static const char *unique_name(Lower *L, const char *want) {
+  static const char *reserved[] = {"bx", "by", "bz", "i", "j", "k", "T", "tl", "tilelang", "triton",
+                                   "torch", "run", "reference", "main", "kernel", "math"};
+  const char *name = want;
+  for (int attempt = 1;; attempt++) {
+    bool clash = false;
+    for (size_t r = 0; r < sizeof reserved / sizeof reserved[0]; r++) clash |= !strcmp(name, reserved[r]);
+    for (int g = 0; g < L->tp->globals.len; g++) clash |= !strcmp(name, L->tp->globals.data[g]->name);
+    if (!clash) return name;
+    name = arena_printf(L->a, "%s_%d", want, attempt);
+  }
+}
+
+static TBuf *global_buf(Lower *L, const Node *n, const char *name, GlobalRole role) {
+  name = unique_name(L, name);
+  TBuf *b = arena_alloc(L->a, sizeof *b);
+  b->id = L->tp->globals.len;
+  b->name = name;
+  b->scope = SCOPE_GLOBAL;
+  b->dtype = storage_of(L->tp, n);
+  b->node = n;
+  b->role = role;
+  b->shape = n->shape;
+  vec_push(L->a, &L->tp->globals, b);
+  return b;
+}
+
+TileProgram *tile_lower(Graph *g, DType dtype) {
+  Arena *a = g->ctx->arena;
+  TileProgram *tp = arena_alloc(a, sizeof *tp);
+  tp->g = g;
+  tp->dtype = dtype;
+  tp->of_node = arena_alloc(a, sizeof(TBuf *) * (size_t)(g->nnodes ? g->nnodes : 1));
+  Lower L = {.a = a, .g = g, .tp = tp};
+  L.uses = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i]->nin; k++) L.uses[g->nodes[i]->in[k]->id]++;
+  for (int i = 0; i < g->ninputs; i++)
+    tp->of_node[g->inputs[i]->id] = global_buf(&L, g->inputs[i], g->inputs[i]->name, GB_INPUT);
+  /* the output gets a buffer of its own, even when it is an input */
+  bool out_is_input = g->output->op == OP_INPUT;
+  TBuf *out = NULL;
+  for (int i = 0; i < g->nnodes; i++) {
+    const Node *n = g->nodes[i];
+    if (n->op == OP_INPUT || !materialized(&L, n) || n == g->output) continue;
+    tp->of_node[n->id] = global_buf(&L, n, arena_printf(a, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
+  }
+  out = global_buf(&L, g->output, "out", GB_OUTPUT);
+  tp->output = out;
+  if (!out_is_input) tp->of_node[g->output->id] = out;
+  for (int i = 0; i < g->nnodes; i++) {
+    const Node *n = g->nodes[i];
+    bool is_out = n == g->output;
+    if (!is_out && (n->op == OP_INPUT || !tp->of_node[n->id])) continue;
+    if (shape_numel(&n->shape) == 0) continue; /* nothing to compute */
+    if (is_out && out_is_input) {
+      /* a copy: map the input's load into the output */
+      TBuf *save = tp->of_node[n->id];
+      tp->of_node[n->id] = out;
+      lower_map(&L, n);
+      tp->of_node[n->id] = save;
+      Stmt *st = L.k->post.data[0];
+      st->value = sx_load(a, save, st->gidx, st->ngidx);
+      continue;
+    }
+    switch (op_info[n->op].cls) {
+    case OPC_REDUCE: lower_reduce(&L, n); break;
+    case OPC_MATMUL: lower_matmul(&L, n); break;
+    case OPC_LEAF:
+    case OPC_UNARY:
+    case OPC_BINARY:
+    case OPC_COMPARE:
+    case OPC_SELECT:
+    case OPC_LAYOUT:
+    case OPC_CONCAT:
+    case OPC_GATHER: lower_map(&L, n); break;
+    }
+  }
+  return tp;
+}

@@ -1,0 +1,165 @@
+/*
+ * sexpr.c: building scalar expressions of tile programs, and the storage
+ * types.  Index arithmetic folds constants as it is built (x*1, x+0, 0*x,
+ * constant operands), so the printed and emitted index expressions stay as
+ * short as the lowering can make them.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "tile.h"
+
+const char *dtype_name(DType t) {
+  switch (t) {
+  case DT_F32: return "float32";
+  case DT_F16: return "float16";
+  case DT_BF16: return "bfloat16";
+  case DT_I32: return "int32";
+  case DT_I64: return "int64";
+  case DT_BOOL: return "bool";
+  }
+  return "?";
+}
+
+bool dtype_parse(const char *s, DType *t) {
+  static const struct { const char *a, *b; DType t; } names[] = {
+      {"bf16", "bfloat16", DT_BF16}, {"f16", "float16", DT_F16}, {"f32", "float32", DT_F32}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(s, names[i].a) || !strcmp(s, names[i].b)) {
+      *t = names[i].t;
+      return true;
+    }
+  return false;
+}
+
+/* Round to a float format with `mant` stored mantissa bits and exponent
+   range [emin, emax] (normal numbers), round-to-nearest-even, with
+   subnormals and overflow to infinity. */
+static double round_float(double v, int mant, int emin, int emax) {
+  if (!isfinite(v) || v == 0) return v;
+  int e;
+  frexp(v, &e); /* v = m * 2^e, 0.5 <= |m| < 1 */
+  int exp = e - 1;            /* v = 1.f * 2^exp */
+  if (exp < emin) exp = emin; /* subnormal: fixed quantum */
+  double quantum = ldexp(1.0, exp - mant);
+  double r = nearbyint(v / quantum) * quantum;
+  if (fabs(r) >= ldexp(2.0 - ldexp(1.0, -mant), emax) + ldexp(1.0, emax - mant - 1))
+    return v > 0 ? INFINITY : -INFINITY;
+  return r;
+}
+
+double dtype_round(DType t, double v) {
+  switch (t) {
+  case DT_F32: return (double)(float)v;
+  case DT_F16: return round_float(v, 10, -14, 15);
+  case DT_BF16: return round_float(v, 7, -126, 127);
+  case DT_I32:
+  case DT_I64: return trunc(v);
+  case DT_BOOL: return v != 0;
+  }
+  return v;
+}
+
+static SExpr *new_sx(Arena *a, SExprKind k, ElemKind ek) {
+  SExpr *e = arena_alloc(a, sizeof *e);
+  e->kind = k;
+  e->ek = ek;
+  return e;
+}
+
+SExpr *sx_int(Arena *a, int64_t v) {
+  SExpr *e = new_sx(a, SX_INT, EK_INT);
+  e->i = v;
+  return e;
+}
+
+SExpr *sx_real(Arena *a, double v) {
+  SExpr *e = new_sx(a, SX_REAL, EK_REAL);
+  e->f = v;
+  return e;
+}
+
+SExpr *sx_var(Arena *a, TVar v) {
+  SExpr *e = new_sx(a, SX_VAR, EK_INT);
+  e->var = v;
+  return e;
+}
+
+static bool is_int(const SExpr *e, int64_t v) { return e->kind == SX_INT && e->i == v; }
+
+SExpr *sx_idx(Arena *a, IdxOp op, SExpr *x, SExpr *y) {
+  if (x->kind == SX_INT && y->kind == SX_INT) {
+    int64_t p = x->i, q = y->i;
+    switch (op) {
+    case IX_ADD: return sx_int(a, p + q);
+    case IX_SUB: return sx_int(a, p - q);
+    case IX_MUL: return sx_int(a, p * q);
+    case IX_DIV: if (q) return sx_int(a, p / q); break;
+    case IX_MOD: if (q) return sx_int(a, p % q); break;
+    case IX_MIN: return sx_int(a, p < q ? p : q);
+    case IX_MAX: return sx_int(a, p > q ? p : q);
+    case IX_LT: return sx_int(a, p < q);
+    case IX_AND: return sx_int(a, p && q);
+    }
+  }
+  switch (op) {
+  case IX_ADD:
+    if (is_int(x, 0)) return y;
+    if (is_int(y, 0)) return x;
+    break;
+  case IX_SUB:
+    if (is_int(y, 0)) return x;
+    break;
+  case IX_MUL:
+    if (is_int(x, 1)) return y;
+    if (is_int(y, 1)) return x;
+    if (is_int(x, 0) || is_int(y, 0)) return sx_int(a, 0);
+    break;
+  case IX_DIV:
+    if (is_int(y, 1)) return x;
+    break;
+  case IX_MOD:
+    if (is_int(y, 1)) return sx_int(a, 0);
+    break;
+  case IX_MIN:
+  case IX_MAX:
+  case IX_LT: break;
+  case IX_AND:
+    if (is_int(x, 1)) return y;
+    if (is_int(y, 1)) return x;
+    break;
+  }
+  SExpr *e = new_sx(a, SX_IDX, op == IX_LT || op == IX_AND ? EK_BOOL : EK_INT);
+  e->iop = op;
+  e->a[0] = x;
+  e->a[1] = y;
+  e->n = 2;
+  return e;
+}
+
+SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n) {
+  SExpr *e = new_sx(a, SX_OP, ek);
+  e->op = op;
+  for (int i = 0; i < n && i < 3; i++) e->a[i] = args[i];
+  e->n = n;
+  return e;
+}
+
+SExpr *sx_load(Arena *a, TBuf *buf, SExpr **idx, int n) {
+  SExpr *e = new_sx(a, SX_LOAD, buf->node ? buf->node->kind : EK_REAL);
+  e->buf = buf;
+  e->idx = arena_alloc(a, sizeof(SExpr *) * (size_t)(n ? n : 1));
+  memcpy(e->idx, idx, sizeof(SExpr *) * (size_t)n);
+  e->nidx = n;
+  return e;
+}
+
+SExpr *sx_tile(Arena *a, TBuf *buf, SExpr *i, SExpr *j) {
+  SExpr *e = new_sx(a, SX_TILE, EK_REAL);
+  e->buf = buf;
+  e->idx = arena_alloc(a, sizeof(SExpr *) * 2);
+  e->idx[0] = i;
+  e->idx[1] = j;
+  e->nidx = j ? 2 : 1;
+  return e;
+}

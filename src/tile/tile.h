@@ -1,0 +1,158 @@
+/*
+ * tile.h: the tile-program IR, a kernel-level view of a graph.
+ *
+ * A TileProgram is a list of kernels over global tensors.  Each kernel has
+ * a grid of up to three axes, a thread count, on-chip tile buffers (shared
+ * memory or registers, "fragments"), and three statement lists: before the
+ * loop, the body of at most one software-pipelined loop over tiles of a
+ * reduction axis (loop variable k), and after it.  Statements are tile
+ * statements, as TileLang writes them: fill a tile, map an expression over
+ * a tile (a T.Parallel loop; the expression may read global tensors at
+ * computed indices), accumulate a tile matrix product (T.gemm), reduce a tile
+ * along its last axis (T.reduce_*), store a tile into a global tensor (plain
+ * or atomic add).
+ *
+ * Expressions (SExpr) are scalar: integer index arithmetic over the block
+ * ids (bx, by, bz), the tile coordinates (i, j) of the enclosing map or store,
+ * and the loop variable k; and real/boolean/integer value arithmetic with
+ * the graph's elementwise ops.  A load of a global tensor takes one index
+ * expression per dimension; a read of a tile buffer takes one per tile axis.
+ * The emitters print these as Python; the tile interpreter evaluates them.
+ */
+#ifndef TS_TILE_H
+#define TS_TILE_H
+
+#include "../ir/ir.h"
+
+/* Storage types of global tensors and tile buffers. */
+typedef enum { DT_F32, DT_F16, DT_BF16, DT_I32, DT_I64, DT_BOOL } DType;
+const char *dtype_name(DType t);          /* "float32", "bfloat16", ... (TileLang spelling) */
+bool dtype_parse(const char *s, DType *t); /* "bf16" "f16" "f32" and long names */
+/* Round a value to what the type can hold (bf16/f16/f32 rounding, integers). */
+double dtype_round(DType t, double v);
+
+typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_FRAGMENT } Scope;
+typedef enum { GB_INPUT, GB_TEMP, GB_OUTPUT } GlobalRole;
+
+typedef struct TBuf {
+  int id;
+  const char *name;
+  Scope scope;
+  DType dtype;
+  /* global tensors: the graph node they hold and its shape */
+  const Node *node;
+  GlobalRole role;
+  Shape shape;          /* for tiles: the tile extents (rank 1 or 2) */
+} TBuf;
+
+/* Index variables an expression may use. */
+typedef enum { TV_BX, TV_BY, TV_BZ, TV_I, TV_J, TV_K } TVar;
+
+typedef enum {
+  SX_INT,    /* an integer constant: i */
+  SX_REAL,   /* a real constant: f */
+  SX_VAR,    /* var */
+  SX_IDX,    /* integer arithmetic: iop over a[0], a[1] */
+  SX_LOAD,   /* buf (global) at idx[0..nidx) */
+  SX_TILE,   /* buf (shared/fragment) at idx[0..nidx) */
+  SX_OP,     /* a graph elementwise op (unary, binary, compare, select, cast) over a[0..n) */
+} SExprKind;
+
+/* integer ops; DIV and MOD are floor division of non-negative operands */
+typedef enum { IX_ADD, IX_SUB, IX_MUL, IX_DIV, IX_MOD, IX_MIN, IX_MAX, IX_LT, IX_AND } IdxOp;
+
+typedef struct SExpr SExpr;
+struct SExpr {
+  SExprKind kind;
+  ElemKind ek;        /* the kind of value it yields */
+  int64_t i;          /* SX_INT */
+  double f;           /* SX_REAL */
+  TVar var;           /* SX_VAR */
+  IdxOp iop;          /* SX_IDX */
+  Op op;              /* SX_OP */
+  TBuf *buf;          /* SX_LOAD, SX_TILE */
+  SExpr **idx;
+  int nidx;
+  SExpr *a[3];
+  int n;
+};
+
+typedef enum {
+  ST_FILL,     /* dst := value (a constant) everywhere */
+  ST_MAP,      /* for (i, j) in dst: dst[i, j] := mask ? value : other */
+  ST_GEMM,     /* dst += a ⬝ b  (a [M, K], b [K, N], dst [M, N]) */
+  ST_REDUCE,   /* dst[i] := reduce_op over j of a[i, j] (clear) or combined with dst[i] */
+  ST_STORE,    /* for (i, j) in the tile extents: if mask: global[gidx] := value */
+  ST_ATOMIC_ADD, /* like STORE but adds */
+} StmtKind;
+
+typedef struct Stmt {
+  StmtKind kind;
+  TBuf *dst;          /* FILL, MAP, GEMM, REDUCE */
+  TBuf *a, *b;        /* GEMM operands, REDUCE source */
+  SExpr *value;       /* FILL, MAP, STORE */
+  SExpr *mask;        /* MAP, STORE: NULL means always */
+  SExpr *other;       /* MAP: the value where mask is false */
+  Op reduce_op;       /* REDUCE: OP_SUM, OP_AMAX or OP_AMIN */
+  bool clear;         /* REDUCE */
+  TBuf *global;       /* STORE, ATOMIC_ADD */
+  SExpr **gidx;       /* STORE: one index per global dimension */
+  int ngidx;
+  int64_t ext[2];     /* STORE: the tile extents iterated (i, j); ext[1] = 1 for rank 1 */
+} Stmt;
+
+typedef VEC(Stmt *) StmtList;
+typedef VEC(TBuf *) BufList;
+
+typedef enum { KERNEL_MAP, KERNEL_REDUCE, KERNEL_MATMUL } KernelKind;
+
+typedef struct Kernel {
+  const char *name;
+  KernelKind kind;      /* what the naive lowering made it for (documentation) */
+  int64_t grid[3];      /* blocks along x, y, z (1 where unused) */
+  int threads;
+  BufList bufs;         /* tile buffers */
+  StmtList pre;         /* before the loop */
+  int64_t loop;         /* trip count of the loop over k; 0 = no loop */
+  int stages;           /* software-pipelining depth of the loop */
+  StmtList body;        /* the loop body */
+  StmtList post;        /* after the loop */
+  const Node *node;     /* the graph node it materializes */
+  VEC(const Node *) covers; /* the graph nodes it computes (for source comments) */
+} Kernel;
+
+typedef struct TileProgram {
+  Graph *g;
+  DType dtype;          /* storage type of real tensors */
+  BufList globals;      /* inputs (in the entry's order), temporaries, the output */
+  VEC(Kernel *) kernels;
+  TBuf **of_node;       /* per graph node id: its global buffer, or NULL */
+  TBuf *output;
+} TileProgram;
+
+/* The naive lowering (lower.c): one kernel per chain of elementwise and
+   layout ops, per reduction and per matrix product.  A node gets a global
+   buffer (and its own kernel) when it is a reduction, a matrix product, the
+   output, or has more than one user; other nodes are inlined into their
+   users' expressions. */
+TileProgram *tile_lower(Graph *g, DType dtype);
+
+/* Check every invariant of a tile program; prints the first violation and
+   returns false. */
+bool tile_check(const TileProgram *tp, FILE *err);
+
+/* Print a tile program (tprint.c), as `tilesmith tiles` shows it. */
+void tile_print(FILE *out, const TileProgram *tp);
+/* Print an expression (for printers, diagnostics and the emitters). */
+void sexpr_print(FILE *out, const SExpr *e);
+
+/* Builders of expressions (in the program's arena). */
+SExpr *sx_int(Arena *a, int64_t v);
+SExpr *sx_real(Arena *a, double v);
+SExpr *sx_var(Arena *a, TVar v);
+SExpr *sx_idx(Arena *a, IdxOp op, SExpr *x, SExpr *y);   /* folds constants */
+SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n);
+SExpr *sx_load(Arena *a, TBuf *buf, SExpr **idx, int n);
+SExpr *sx_tile(Arena *a, TBuf *buf, SExpr *i, SExpr *j); /* j NULL for rank 1 */
+
+#endif
