@@ -6,7 +6,8 @@ DEFS     = -D_POSIX_C_SOURCE=200809L
 LDLIBS   = -lopenblas -lm
 FUZZ_SECONDS ?= 60
 
-SRCS     = $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+SRCS     = $(filter-out src/cli/%.c,$(wildcard src/*/*.c))
+CLI      = $(wildcard src/cli/*.c)
 OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o
 HDRS     = $(wildcard src/*/*.h src/*/*.def)
 UNIT     = $(wildcard tests/unit/*.c)
@@ -19,7 +20,7 @@ ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o
 
 all: tilesmith
 
-tilesmith: build/rel/src/cli/main.o $(OBJS)
+tilesmith: $(CLI:%.c=build/rel/%.o) $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/rel/%.o: %.c $(HDRS)
@@ -46,7 +47,7 @@ build/unit: $(UNIT) $(OBJS) tests/unit/unit.h
 build/asan/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(DEFS) $(ASAN_FLAGS) -c -o $@ $<
-build/asan/tilesmith: build/asan/src/cli/main.o $(ASAN_OBJS)
+build/asan/tilesmith: $(CLI:%.c=build/asan/%.o) $(ASAN_OBJS)
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 build/asan/unit: $(UNIT) $(ASAN_OBJS) tests/unit/unit.h
 	$(CC) $(WARN) $(DEFS) $(ASAN_FLAGS) -o $@ $(UNIT) $(ASAN_OBJS) $(LDLIBS)

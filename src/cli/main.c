@@ -14,27 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../front/front.h"
-#include "../interp/interp.h"
-#include "../tile/tile.h"
+#include "cli.h"
 
 #define TS_VERSION "0.1.0"
-
-enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2 };
-
-typedef struct Opts {
-  const char *file;
-  const char *entry;
-  SizeArg sizes[64];
-  int nsizes;
-  const char *format;
-  struct { const char *name, *path; bool used; } ins[64];
-  int nins;
-  uint64_t seed;
-  const char *out;
-  bool stats;
-  const char *dtype;
-} Opts;
 
 typedef int (*Handler)(Opts *o);
 typedef struct Command {
@@ -45,8 +27,7 @@ typedef struct Command {
 
 static const Command *cur_cmd;
 
-static int usage_error(const char *fmt, ...) TS_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...) {
+int usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("tilesmith: ", stderr);
@@ -59,14 +40,7 @@ static int usage_error(const char *fmt, ...) {
 
 /* ---- one compilation ---- */
 
-typedef struct Session {
-  Arena *arena;
-  Ctx ctx;
-  jmp_buf jb;
-  Program prog;
-} Session;
-
-static void session_open(Session *s) {
+void session_open(Session *s) {
   s->arena = arena_new();
   ctx_init(&s->ctx, s->arena, stderr);
   s->ctx.color = isatty(2) && !getenv("NO_COLOR");
@@ -74,10 +48,10 @@ static void session_open(Session *s) {
   s->prog = (Program){0};
 }
 
-static void session_close(Session *s) { arena_free(s->arena); }
+void session_close(Session *s) { arena_free(s->arena); }
 
 /* Load the prelude and the file; false (diagnostic printed) on error. */
-static bool load(Session *s, const char *path) {
+bool load(Session *s, const char *path) {
   char err[512];
   SrcFile *f = src_load(s->arena, path, err, sizeof err);
   if (!f) {
@@ -89,7 +63,7 @@ static bool load(Session *s, const char *path) {
   return true;
 }
 
-static Graph *elaborate(Session *s, Opts *o, const char *entry) {
+Graph *elaborate(Session *s, Opts *o, const char *entry) {
   if (setjmp(s->jb)) return NULL;
   for (int i = 0; i < o->nsizes; i++) o->sizes[i].used = false;
   return elab_entry(&s->ctx, &s->prog, entry, (Pos){0}, o->sizes, o->nsizes);
@@ -340,6 +314,24 @@ static const Command commands[] = {
      "matrix product.  --dtype is the storage type of real tensors (default\n"
      "bf16); accumulation is float32.\n",
      cmd_tiles, true, false},
+    {"verify", "check the tile program against the graph on small instances",
+     "tilesmith verify FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--seed S] [--trials N]",
+     "Runs the tile program of the entry in the tile interpreter on shrunken\n"
+     "instances of the same program (dimensions reduced, with and without\n"
+     "tails) with random and adversarial inputs (large logits, ties, rows\n"
+     "masked entirely but one, extreme but finite values), and compares it\n"
+     "with the float64 graph interpreter, with tolerances per storage type.\n"
+     "A failure names the kernel, the statement and the first mismatching\n"
+     "element.\n",
+     cmd_verify, true, false},
+    {"opt", "emit a TileLang or Triton module for an entry",
+     "tilesmith opt FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] --target tilelang|triton -o OUT.py",
+     "Writes one self-contained Python module: the kernels, run(*tensors)\n"
+     "taking the entry's tensor arguments in declaration order as PyTorch CUDA\n"
+     "tensors and returning the result, reference(*tensors) in plain PyTorch,\n"
+     "and a __main__ that checks run against reference in float32 on fresh\n"
+     "random inputs and times both.\n",
+     cmd_opt, true, false},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -361,7 +353,14 @@ static void print_cmd_help(const Command *c) {
   printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
   if (c->run == cmd_check) printf("  --stats               print timings and peak memory to stderr\n");
   if (c->run == cmd_graph) printf("  --format FMT          text, dot or json\n");
-  if (c->run == cmd_tiles) printf("  --dtype T             storage type: bf16 (default), f16 or f32\n");
+  if (c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_opt)
+    printf("  --dtype T             storage type: bf16 (default), f16 or f32\n");
+  if (c->run == cmd_verify)
+    printf("  --seed S              seed of the random inputs (default 0)\n"
+           "  --trials N            random trials per instance (default 3)\n");
+  if (c->run == cmd_opt)
+    printf("  --target T            tilelang or triton\n"
+           "  -o, --out OUT.py      where to write the module\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
@@ -423,7 +422,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (rc) return rc;
     } else if (cur_cmd->run == cmd_check && !strcmp(a, "--stats")) {
       o->stats = true;
-    } else if (cur_cmd->run == cmd_tiles && ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
+               ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
       if (!v) return usage_error("--dtype needs bf16, f16 or f32");
       o->dtype = v;
     } else if (cur_cmd->run == cmd_graph && ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
@@ -435,7 +435,19 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (o->nins == 64) return usage_error("too many --in files (at most 64)");
       o->ins[o->nins].name = strndup(v, (size_t)(eq - v));
       o->ins[o->nins++].path = eq + 1;
-    } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
+    } else if (cur_cmd->run == cmd_opt && ((v = opt_value(argc, argv, &i, "--target", &m)) || m)) {
+      if (!v) return usage_error("--target needs tilelang or triton");
+      o->target = v;
+    } else if (cur_cmd->run == cmd_opt && (((v = opt_value(argc, argv, &i, "-o", &m)) || m) ||
+                                           ((v = opt_value(argc, argv, &i, "--out", &m)) || m))) {
+      if (!v) return usage_error("-o needs a path");
+      o->out = v;
+    } else if (cur_cmd->run == cmd_verify && ((v = opt_value(argc, argv, &i, "--trials", &m)) || m)) {
+      uint64_t t;
+      if (!v || !parse_u64(v, &t) || t < 1 || t > 1000) return usage_error("--trials needs a number from 1 to 1000");
+      o->trials = (int)t;
+    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify) &&
+               ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
       if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");
     } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--out", &m)) || m)) {
       if (!v) return usage_error("--out needs a path");
@@ -451,6 +463,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
   if (!o->file) return usage_error("no input file");
   if (cur_cmd->needs_entry && !o->entry) return usage_error("--entry NAME is required");
   if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
+  if (cur_cmd->run == cmd_opt && (!o->target || !o->out)) return usage_error("--target and -o are required");
   return EXIT_OK;
 }
 

@@ -888,6 +888,14 @@ Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos,
     const Binder *ps = fn_params(f, &np);
     Env *env = f->fk == FN_LAMBDA ? f->env : NULL;
     for (int i = 0; i < np; i++) {
+      /* --size may also override a size a concrete instance fixed
+         (attention_4k with --size N=128), which is how verify shrinks it */
+      if (f->bound[i] && ps[i].type && (ps[i].type->kind == TY_NAT || ps[i].type->kind == TY_INT))
+        for (int k = 0; k < nsizes; k++)
+          if (!strcmp(sizes[k].name, ps[i].name)) {
+            f->bound[i] = val_int(&E, sizes[k].value, ps[i].name, ps[i].type->kind == TY_INT, f->bound_pos[i]);
+            sizes[k].used = true;
+          }
       if (f->bound[i]) {
         Subject bw = {"'%s'%s", ps[i].name, ""};
         env = env_bind(&E, env, ps[i].name, check_type(&E, f->bound[i], ps[i].type, env, f->decl_index, &bw, f->bound_pos[i]));
