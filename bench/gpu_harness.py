@@ -1,0 +1,406 @@
+"""GPU harness: check and time tilesmith's emitted kernels against PyTorch.
+
+Run on a machine with an NVIDIA GPU and PyTorch (and Triton; TileLang for the
+TileLang modules), after bench/prepare.sh has written the modules:
+
+    python3 bench/gpu_harness.py bench/out [--only NAME,...] [--json OUT.json]
+
+For every case of bench/out/manifest.json, in one process:
+
+1. fresh random inputs in the storage type (bf16 by default), integers in
+   the valid range for Index inputs;
+2. the float32 reference: the case's textbook PyTorch code (below; for cases
+   without one, a PyTorch evaluation of tilesmith's graph JSON) on float32
+   copies of the same inputs;
+3. each emitted module (TileLang, Triton): its output buffer is poisoned with
+   NaN first (the module's run(out=...) when it takes one; otherwise the
+   caching allocator is filled with NaN just before the call), then compared
+   with the reference by the normwise relative error ||out - ref|| / ||ref||;
+4. timing of every contender with CUDA events (triton.testing.do_bench, median
+   of many runs after warm-up): PyTorch eager (the same textbook code, in the
+   storage type), torch.compile of it, the library kernel where one exists
+   (SDPA, cuBLAS), and the emitted modules.
+
+It prints one table and writes every number to a JSON file.
+"""
+
+import argparse
+import importlib.util
+import inspect
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4}
+
+
+# ---------------------------------------------------------------------------
+# textbook PyTorch for the benchmark cases: what a user would otherwise run.
+# Each takes the entry's tensors in declaration order.
+
+def rms(x, w, eps=1e-6):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+def causal_attention(q, k, v):
+    n = q.shape[-2]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+    return torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1) @ v
+
+
+def softcap_window_attention(q, k, v, window=1024, cap=50.0):
+    n = q.shape[-2]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    s = cap * torch.tanh(s / cap)
+    i = torch.arange(n, device=q.device)[:, None]
+    j = torch.arange(n, device=q.device)[None, :]
+    s = s.masked_fill(~((j <= i) & (i < j + window)), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def gqa_decode(q, k, v):
+    h, hkv = q.shape[1], k.shape[1]
+    k = k.repeat_interleave(h // hkv, dim=1)
+    v = v.repeat_interleave(h // hkv, dim=1)
+    s = q[:, :, None, :] @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    return (torch.softmax(s, dim=-1) @ v)[:, :, 0, :]
+
+
+def cross_entropy(logits, targets):
+    return F.cross_entropy(logits.float(), targets).reshape(1, 1)
+
+
+TEXTBOOK = {
+    "attention": attention,
+    "causalAttention": causal_attention,
+    "softcapWindowAttention": softcap_window_attention,
+    "gqaDecode": gqa_decode,
+    "rmsnormMatmul": lambda x, g, w: rms(x, g) @ w,
+    "swigluMlp": lambda x, wg, wu, wd: (F.silu(x @ wg) * (x @ wu)) @ wd,
+    "gatedMlp": lambda x, wg, wu: F.silu(x @ wg) * (x @ wu),
+    "matmulLargeK": lambda a, b: a @ b,
+    "rowSoftmax": lambda x: torch.softmax(x, dim=-1),
+    "rowRmsnorm": rms,
+    "rowLayernorm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, eps=1e-5),
+    "biasGeluResidual": lambda x, b, r: r + F.gelu(x + b),
+    "linearCrossEntropy": lambda h, w, t: cross_entropy(h @ w, t),
+}
+
+# the best library kernel, where one exists
+LIBRARY = {
+    "attention": ("SDPA", lambda q, k, v: F.scaled_dot_product_attention(q, k, v)),
+    "causalAttention": ("SDPA", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+    "gqaDecode": ("SDPA", lambda q, k, v: F.scaled_dot_product_attention(
+        q[:, :, None, :], k, v, enable_gqa=True)[:, :, 0, :]),
+    "matmulLargeK": ("cuBLAS", lambda a, b: torch.matmul(a, b)),
+    "rmsnormMatmul": ("matmul alone", lambda x, g, w: torch.matmul(x, w)),
+}
+
+
+# ---------------------------------------------------------------------------
+# a PyTorch evaluation of tilesmith's graph JSON (for cases with no textbook
+# code, e.g. the whole models)
+
+UNARY = {"neg": torch.neg, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
+         "rsqrt": torch.rsqrt, "tanh": torch.tanh, "erf": torch.erf, "sigmoid": torch.sigmoid,
+         "relu": torch.relu, "abs": torch.abs}
+BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
+          "max": torch.maximum, "min": torch.minimum, "lt": torch.lt, "le": torch.le,
+          "gt": torch.gt, "ge": torch.ge, "eq": torch.eq, "ne": torch.ne}
+REDUCE = {"sum": lambda x, a: x.sum(a, keepdim=True), "amax": lambda x, a: x.amax(a, keepdim=True),
+          "amin": lambda x, a: x.amin(a, keepdim=True)}
+
+
+def graph_fn(graph):
+    nodes = graph["nodes"]
+
+    def const(v):
+        return float(v)  # numbers, or the strings "inf", "-inf", "nan"
+
+    def fn(*args):
+        val = {}
+        for n in nodes:
+            op, ins = n["op"], [val[i] for i in n["in"]]
+            if op == "input":
+                r = args[[x["node"] for x in graph["inputs"]].index(n["id"])]
+            elif op == "const":
+                r = const(n["value"])
+                if n["kind"] == "int":
+                    r = int(r)
+            elif op == "iota":
+                r = torch.arange(n["shape"][0], device=args[0].device)
+            elif op == "cast":
+                r = ins[0].to(args_dtype[0])
+            elif op in UNARY:
+                r = UNARY[op](ins[0])
+            elif op in BINARY:
+                a, b = ins
+                if not torch.is_tensor(a):
+                    a = torch.tensor(a, device=args[0].device, dtype=b.dtype if torch.is_tensor(b) and b.is_floating_point() else None)
+                r = BINARY[op](a, b)
+            elif op == "select":
+                c, a, b = ins
+                r = torch.where(c, a, b)
+            elif op in REDUCE:
+                r = REDUCE[op](ins[0], n["axis"])
+            elif op == "matmul":
+                r = ins[0] @ ins[1]
+            elif op == "permute":
+                r = ins[0].permute(*n["perm"])
+            elif op == "reshape":
+                r = ins[0].reshape(n["shape"])
+            elif op == "slice":
+                r = ins[0].narrow(n["axis"], n["lo"], n["hi"] - n["lo"])
+            elif op == "concat":
+                r = torch.cat(ins, dim=n["axis"])
+            elif op == "gather":
+                x, idx = ins
+                ax = n["axis"]
+                shape = list(torch.broadcast_shapes(
+                    tuple(1 if d == ax else s for d, s in enumerate(x.shape)),
+                    tuple(1 if d == ax else s for d, s in enumerate(idx.shape))))
+                xs, ids = list(shape), list(shape)
+                xs[ax], ids[ax] = x.shape[ax], idx.shape[ax]
+                r = torch.gather(x.expand(xs), ax, idx.expand(ids))
+            else:
+                raise ValueError("unknown op " + op)
+            val[n["id"]] = r
+        return val[graph["output"]]
+
+    args_dtype = [torch.float32]
+
+    def typed(*args):
+        floats = [a for a in args if a.is_floating_point()]
+        args_dtype[0] = floats[0].dtype if floats else torch.float32
+        return fn(*args)
+
+    return typed
+
+
+# ---------------------------------------------------------------------------
+
+def load_module(path):
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def index_bounds(graph):
+    """For each Index input, the smallest size of an axis it is gathered along
+    (traced back from each gather's index operand through layout ops); the
+    same rule as the interpreter's interp_index_bound."""
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    bounds = {}
+    for n in graph["nodes"]:
+        if n["op"] != "gather":
+            continue
+        bound = nodes[n["in"][0]]["shape"][n["axis"]]
+        stack, seen = [n["in"][1]], set()
+        while stack:
+            m = nodes[stack.pop()]
+            if m["id"] in seen:
+                continue
+            seen.add(m["id"])
+            if m["op"] == "input":
+                bounds[m["id"]] = min(bounds.get(m["id"], bound), bound)
+            elif m["op"] in ("reshape", "permute", "slice", "concat"):
+                stack.extend(m["in"])
+    return bounds
+
+
+def make_inputs(graph, dtype, gen):
+    """Fresh random inputs: normal for real inputs, valid indices for Index."""
+    out = []
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    bounds = index_bounds(graph)
+    for inp in graph["inputs"]:
+        n = nodes[inp["node"]]
+        shape = n["shape"]
+        if inp["role"] == "index":
+            bound = bounds.get(inp["node"], 2)
+            out.append(torch.randint(0, bound, shape, device="cuda", generator=gen, dtype=torch.int64))
+        else:
+            out.append(torch.randn(shape, device="cuda", generator=gen, dtype=torch.float32).to(dtype))
+    return out
+
+
+def rel_err(out, ref):
+    out, ref = out.float(), ref.float()
+    if out.shape != ref.shape:
+        return float("inf"), "shape %s != %s" % (tuple(out.shape), tuple(ref.shape))
+    if not torch.isfinite(out).all():
+        bad = (~torch.isfinite(out)).sum().item()
+        return float("inf"), "%d non-finite elements (unwritten or overflow)" % bad
+    num = torch.linalg.vector_norm((out - ref).double()).item()
+    den = torch.linalg.vector_norm(ref.double()).item()
+    return num / max(den, 1e-300), ""
+
+
+def poison_allocator(nbytes):
+    """Fill the caching allocator's free memory with NaN bytes."""
+    t = torch.full((max(nbytes // 4, 1) + 1024,), float("nan"), device="cuda")
+    del t
+
+
+def bench(fn, budget_ms=1500):
+    import triton.testing
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    once = (time.perf_counter() - t0) * 1e3
+    rep = max(min(budget_ms, once * 50), once * 3, 20)
+    return triton.testing.do_bench(fn, warmup=max(min(once * 5, 200), 5), rep=rep, return_mode="median")
+
+
+def run_case(case, args, rows):
+    graph = json.load(open(case["graph"]))
+    dtype = DTYPES[case.get("dtype", "bf16")]
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed)
+    inputs = make_inputs(graph, dtype, gen)
+    inputs32 = [x.float() if x.is_floating_point() else x for x in inputs]
+    gname = case["generic"]
+    textbook = TEXTBOOK.get(gname)
+    eager = textbook if textbook else graph_fn(graph)
+    row = {"case": case["name"], "entry": case["entry"], "file": case["file"], "results": {}}
+    rows.append(row)
+    with torch.no_grad():
+        ref = eager(*inputs32)
+        torch.cuda.synchronize()
+        row["reference"] = "textbook PyTorch" if textbook else "graph JSON in PyTorch"
+        if textbook and args.check_graph:
+            g_ref = graph_fn(graph)(*inputs32)
+            row["graph_vs_textbook"] = rel_err(g_ref, ref)[0]
+        contenders = [("eager", lambda: eager(*inputs))]
+        compiled = torch.compile(eager, dynamic=False)
+        contenders.append(("torch.compile", lambda: compiled(*inputs)))
+        if gname in LIBRARY:
+            lname, lfn = LIBRARY[gname]
+            contenders.append((lname, lambda: lfn(*inputs)))
+        for target, path in case["modules"].items():
+            try:
+                mod = load_module(path)
+            except Exception as e:  # a target missing on this machine
+                row["results"][target] = {"error": "import: %s" % e}
+                continue
+            takes_out = "out" in inspect.signature(mod.run).parameters
+            out_bytes = ref.numel() * 4
+            try:
+                if takes_out:
+                    buf = torch.full(tuple(ref.shape), float("nan"), device="cuda", dtype=dtype)
+                    got = mod.run(*inputs, out=buf)
+                else:
+                    poison_allocator(out_bytes * 4)
+                    got = mod.run(*inputs)
+                torch.cuda.synchronize()
+                err, why = rel_err(got, ref)
+                ok = err <= TOL[case.get("dtype", "bf16")]
+                row["results"][target] = {"rel_err": err, "ok": ok, "why": why,
+                                          "poison": "out=" if takes_out else "allocator"}
+                contenders.append((target, lambda m=mod: m.run(*inputs)))
+            except Exception as e:
+                row["results"][target] = {"error": "%s: %s" % (type(e).__name__, e),
+                                          "trace": traceback.format_exc()[-2000:]}
+        for name, fn in contenders:
+            try:
+                ms = bench(fn)
+                row["results"].setdefault(name, {})["ms"] = ms
+            except Exception as e:
+                row["results"].setdefault(name, {})["error"] = "%s: %s" % (type(e).__name__, e)
+    return row
+
+
+def print_table(rows):
+    cols = ["eager", "torch.compile", "library", "tilelang", "triton"]
+    print("\n| case | eager ms | torch.compile ms | library ms | TileLang ms (rel err) | Triton ms (rel err) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        res = r["results"]
+        lib = [k for k in res if k not in ("eager", "torch.compile", "tilelang", "triton")]
+
+        def cell(k):
+            if k not in res:
+                return "–"
+            x = res[k]
+            if "error" in x:
+                return "error"
+            s = "%.3f" % x["ms"] if "ms" in x else "–"
+            if "rel_err" in x:
+                s += " (%.1e%s)" % (x["rel_err"], "" if x["ok"] else " FAIL")
+            return s
+        libcell = ("%s %s" % (lib[0], cell(lib[0]))) if lib else "–"
+        print("| %s | %s | %s | %s | %s | %s |" % (r["case"], cell("eager"), cell("torch.compile"),
+                                                   libcell, cell("tilelang"), cell("triton")))
+    del cols
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--json", default="gpu_results.json")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--check-graph", action="store_true",
+                    help="also compare tilesmith's graph (in PyTorch) with the textbook code")
+    args = ap.parse_args()
+    manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
+    only = set(x for x in args.only.split(",") if x)
+    rows = []
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "torch": torch.__version__,
+            "device": torch.cuda.get_device_name(), "cuda": torch.version.cuda}
+    try:
+        import triton
+        meta["triton"] = triton.__version__
+    except ImportError:
+        pass
+    try:
+        import tilelang
+        meta["tilelang"] = tilelang.__version__
+    except Exception as e:
+        meta["tilelang"] = "unavailable: %s" % e
+    print(json.dumps(meta))
+    failures = 0
+    for case in manifest["cases"]:
+        if only and case["name"] not in only:
+            continue
+        for k in ("graph",):
+            case[k] = os.path.join(args.dir, case[k])
+        case["modules"] = {t: os.path.join(args.dir, p) for t, p in case["modules"].items()}
+        t0 = time.time()
+        try:
+            row = run_case(case, args, rows)
+        except Exception as e:
+            rows.append({"case": case["name"], "results": {}, "error": "%s: %s" % (type(e).__name__, e)})
+            print("case %s failed: %s" % (case["name"], traceback.format_exc()[-1500:]))
+            failures += 1
+            continue
+        bad = [t for t, x in row["results"].items() if x.get("ok") is False or "error" in x]
+        failures += bool(bad)
+        print("%-32s %5.1fs %s" % (case["name"], time.time() - t0, "FAIL " + ",".join(bad) if bad else "ok"),
+              flush=True)
+        torch.cuda.empty_cache()
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print_table(rows)
+    print("\n%d cases, %d with a failure" % (len(rows), failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

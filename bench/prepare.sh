@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Write what the GPU harness needs into bench/out/: for every case of
+# bench/cases.txt, the graph JSON and the TileLang and Triton modules, and a
+# manifest.json listing them.  Runs here (no GPU needed); bench/out/ is
+# carried to the GPU machine.
+# usage: bench/prepare.sh [./tilesmith] [--dtype bf16]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-./tilesmith}
+dtype=${DTYPE:-bf16}
+out=bench/out
+rm -rf "$out"
+mkdir -p "$out"
+first=1
+{
+  echo '{"dtype": "'"$dtype"'", "cases": ['
+  grep -v '^#' bench/cases.txt | while read -r file inst generic; do
+    [ -n "$file" ] || continue
+    "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
+    mods=""
+    for target in tilelang triton; do
+      if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" -o "$out/${inst}_$target.py" 2> "$out/${inst}_$target.err"; then
+        mods="$mods${mods:+, }\"$target\": \"${inst}_$target.py\""
+        rm -f "$out/${inst}_$target.err"
+      else
+        echo "prepare: $inst ($target) failed: $(head -3 "$out/${inst}_$target.err")" >&2
+      fi
+    done
+    [ $first = 1 ] || echo ","
+    first=0
+    printf '  {"name": "%s", "file": "%s", "entry": "%s", "generic": "%s", "dtype": "%s", "graph": "%s.json", "modules": {%s}}' \
+      "$inst" "$file" "$inst" "$generic" "$dtype" "$inst" "$mods"
+  done
+  echo
+  echo ']}'
+} > "$out/manifest.json"
+python3 -c "import json,sys; m=json.load(open('$out/manifest.json')); print('prepared', len(m['cases']), 'cases in $out')"
