@@ -942,3 +942,32 @@ void elab_print_signature(FILE *out, const Graph *g, const char *entry) {
   const char *t = o->kind == EK_INT ? "Index" : o->kind == EK_BOOL ? "Mask" : "Tensor";
   fprintf(out, "\n    : %s %s\n", t, shape_str(&o->shape, buf, sizeof buf));
 }
+
+/* The Nat (and Int) parameters of an entry, for verify's shrinking: the
+   ones a concrete instance fixed (value >= 0) and the ones --size must bind
+   (value -1), in parameter order.  Implicit ones are inferred, not listed. */
+int elab_entry_nats(Ctx *c, const Program *prog, const char *entry, SizeArg *out, int max) {
+  Elab E = {.c = c, .prog = prog};
+  E.g = graph_new(c);
+  E.g->entry = entry;
+  int index, n = 0;
+  const Decl *d = find_decl(prog, entry, prog->ndecls, &index);
+  if (!d) ts_fatal(c, "no definition named '%s'", entry);
+  Value *v;
+  if (d->nparams == 0) v = eval_const_decl(&E, d, index, d->pos, false);
+  else {
+    v = fn_value(&E, FN_DECL, d->pos);
+    v->decl = d;
+    v->decl_index = index;
+  }
+  if (v->kind != V_FUN) return 0;
+  int np;
+  const Binder *ps = fn_params(v, &np);
+  for (int i = 0; i < np && n < max; i++) {
+    if (ps[i].implicit || !ps[i].type || (ps[i].type->kind != TY_NAT && ps[i].type->kind != TY_INT)) continue;
+    const Value *b = v->bound ? v->bound[i] : NULL;
+    if (b && b->kind != V_INT) continue;
+    out[n++] = (SizeArg){ps[i].name, b ? b->i : -1, false};
+  }
+  return n;
+}

@@ -158,6 +158,11 @@ typedef struct SizeArg { const char *name; int64_t value; bool used; } SizeArg;
 Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos,
                   SizeArg *sizes, int nsizes);
 
+/* The entry's Nat (and Int) parameters, for verify: name and value (-1
+   where --size must give it: a generic entry's), at most max of them, in
+   parameter order; returns how many.  Errors unwind through c. */
+int elab_entry_nats(Ctx *c, const Program *prog, const char *entry, SizeArg *out, int max);
+
 /* Describe the entry for `tilesmith check`: prints its signature with
    concrete shapes to out. */
 void elab_print_signature(FILE *out, const Graph *g, const char *entry);

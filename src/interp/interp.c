@@ -144,17 +144,25 @@ typedef struct Run {
   Graph *g;
   Ctx *ctx;
   Tensor **inputs;
-  Tensor **val;   /* per node id; INPUT entries are borrowed */
+  Tensor **given; /* interp_run_ex: values standing for nodes (borrowed), or NULL */
+  const Node *target; /* the node evaluated (the output unless interp_run_ex says) */
+  const bool *keep;   /* interp_run_ex: nodes whose values the caller keeps, or NULL */
+  Tensor **val;   /* per node id; INPUT and given entries are borrowed */
   int *uses;      /* live operand slots naming each node */
   bool *live;
   int64_t max_elems;
 } Run;
 
+/* Is node i's value borrowed (an input or a given value), not the run's? */
+static bool borrowed(const Run *r, int i) {
+  return r->g->nodes[i]->op == OP_INPUT || (r->given && r->given[i]);
+}
+
 static void run_free(Run *r) {
   if (!r) return;
   if (r->val) {
     for (int i = 0; i < r->g->nnodes; i++)
-      if (r->g->nodes[i]->op != OP_INPUT) tensor_free(r->val[i]);
+      if (!borrowed(r, i)) tensor_free(r->val[i]);
   }
   free(r->val);
   free(r->uses);
@@ -512,13 +520,14 @@ static Run *run_new(Graph *g, Tensor **inputs) {
   return r;
 }
 
-/* Mark what the output depends on; count live uses of each node. */
+/* Mark what the target depends on (a given value cuts the walk); count
+   live uses of each node. */
 static void run_liveness(Run *r) {
   Graph *g = r->g;
-  r->live[g->output->id] = true;
-  for (int i = g->output->id; i >= 0; i--) {
+  r->live[r->target->id] = true;
+  for (int i = r->target->id; i >= 0; i--) {
     Node *n = g->nodes[i];
-    if (!r->live[i]) continue;
+    if (!r->live[i] || (r->given && r->given[i])) continue;
     for (int j = 0; j < n->nin; j++) {
       r->live[n->in[j]->id] = true;
       r->uses[n->in[j]->id]++;
@@ -530,52 +539,77 @@ static void run_liveness(Run *r) {
 static void run_release(Run *r, const Node *n) {
   for (int j = 0; j < n->nin; j++) {
     const Node *a = n->in[j];
-    if (--r->uses[a->id] > 0 || a == r->g->output || a->op == OP_INPUT) continue;
+    if (--r->uses[a->id] > 0 || a == r->target || borrowed(r, a->id) || (r->keep && r->keep[a->id])) continue;
     tensor_free(r->val[a->id]);
     r->val[a->id] = NULL;
   }
 }
 
-static Tensor *run_all(Run *r) {
+/* A copy of a value the run does not own. */
+static Tensor *run_copy(Run *r, const Node *n, const Tensor *t) {
+  Tensor *c = alloc_checked(r->ctx, &t->shape, t->kind, n->site);
+  memcpy(c->data, t->data, (size_t)tensor_numel(t) * sizeof(double));
+  return c;
+}
+
+static Tensor *run_all(Run *r, Tensor **values) {
   Graph *g = r->g;
+  char want[256], got[256];
   run_liveness(r);
-  for (int i = 0; i <= g->output->id; i++) {
+  for (int i = 0; i <= r->target->id; i++) {
     Node *n = g->nodes[i];
     if (!r->live[i]) continue;
+    if (r->given && r->given[i]) {
+      if (!shape_equal(&r->given[i]->shape, &n->shape))
+        ts_error(r->ctx, n->site, "the value given for node %%%d has shape %s, expected %s", i,
+                 shape_str(&r->given[i]->shape, got, sizeof got), shape_str(&n->shape, want, sizeof want));
+      r->val[i] = r->given[i];
+      continue;
+    }
     ts_step(r->ctx, n->pos);
     eval_node(r, n);
     run_release(r, n);
   }
-  Node *o = g->output;
+  const Node *o = r->target;
   Tensor *out = r->val[o->id];
-  if (o->op == OP_INPUT) {
-    Tensor *c = alloc_checked(r->ctx, &out->shape, out->kind, o->site);
-    memcpy(c->data, out->data, (size_t)tensor_numel(out) * sizeof(double));
-    return c;
+  if (borrowed(r, o->id)) out = run_copy(r, o, out);
+  else r->val[o->id] = NULL; /* detach: the caller owns it */
+  if (r->keep && values) {
+    /* values[] is filled only on success: until then the run owns them */
+    for (int i = 0; i <= o->id; i++) {
+      if (!r->keep[i] || !r->val[i]) continue;
+      if (borrowed(r, i)) values[i] = run_copy(r, g->nodes[i], r->val[i]);
+      else values[i] = r->val[i], r->val[i] = NULL;
+    }
+    if (r->keep[o->id]) values[o->id] = run_copy(r, o, out);
   }
-  r->val[o->id] = NULL; /* detach: the caller owns it */
   return out;
 }
 
 /* Runs r under a jmp_buf of its own; on an unwind, cleans up and passes it
    on to the caller's jmp_buf.  (With no caller's jmp_buf an error aborts in
    ts_error anyway, so then there is nothing to guard.) */
-static Tensor *run_guarded(Run *r) {
+static Tensor *run_guarded(Run *r, Tensor **values) {
   Ctx *c = r->ctx;
   jmp_buf here;
   jmp_buf *volatile prev = c->unwind;
+  Tensor *volatile out = NULL;
   if (!prev) {
-    Tensor *out = run_all(r);
+    out = run_all(r, values);
     run_free(r);
     return out;
   }
   if (setjmp(here)) {
     c->unwind = prev;
+    if (r->keep && values)
+      for (int i = 0; i < r->g->nnodes; i++)
+        if (r->keep[i]) tensor_free(values[i]), values[i] = NULL;
+    tensor_free(out);
     run_free(r);
     longjmp(*prev, 1);
   }
   c->unwind = &here;
-  Tensor *out = run_all(r);
+  out = run_all(r, values);
   c->unwind = prev;
   run_free(r);
   return out;
@@ -583,7 +617,23 @@ static Tensor *run_guarded(Run *r) {
 
 Tensor *interp_run(Graph *g, Tensor **inputs) {
   if (!g->output) ts_fatal(g->ctx, "interp: the graph has no output");
-  return run_guarded(run_new(g, inputs));
+  Run *r = run_new(g, inputs);
+  r->target = g->output;
+  return run_guarded(r, NULL);
+}
+
+Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const bool *keep,
+                      Tensor **values) {
+  if (!target) target = g->output;
+  if (!target) ts_fatal(g->ctx, "interp: the graph has no output");
+  if (keep && values)
+    for (int i = 0; i < g->nnodes; i++)
+      if (keep[i]) values[i] = NULL;
+  Run *r = run_new(g, inputs);
+  r->target = target;
+  r->given = given;
+  r->keep = keep;
+  return run_guarded(r, values);
 }
 
 /* ---- random inputs ---- */

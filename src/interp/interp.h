@@ -26,6 +26,16 @@ void tensor_free(Tensor *t);
    (caller frees) or unwinds through g->ctx on an error. */
 Tensor *interp_run(Graph *g, Tensor **inputs);
 
+/* The general run (verify uses it).  Evaluates `target` (NULL: the output).
+   given (NULL, or one entry per node id) supplies values that stand for nodes
+   (borrowed; their operands are not evaluated), so a node can be evaluated
+   from values another evaluator computed.  keep (NULL, or one flag per node
+   id) marks nodes whose values are returned in values[id] (NULL for nodes
+   the target does not depend on; the caller frees them).  Returns the
+   target's value (caller frees) or unwinds, freeing everything, on an error. */
+Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const bool *keep,
+                      Tensor **values);
+
 /* Fill random inputs for every graph input not given: normal(0,1) for real
    inputs; for Index inputs, uniform over [0, bound) where bound is the
    smallest axis size the index is gathered along (2 if never gathered). */

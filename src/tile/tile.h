@@ -22,6 +22,7 @@
 #ifndef TS_TILE_H
 #define TS_TILE_H
 
+#include "../interp/interp.h"
 #include "../ir/ir.h"
 
 /* Storage types of global tensors and tile buffers. */
@@ -140,6 +141,32 @@ TileProgram *tile_lower(Graph *g, DType dtype);
 /* Check every invariant of a tile program; prints the first violation and
    returns false. */
 bool tile_check(const TileProgram *tp, FILE *err);
+
+/* The tile interpreter (tinterp.c).  Runs every kernel over every block of
+   its grid, sequentially, with the semantics the emitters give the IR:
+   values stored in a global or a tile buffer are rounded to its dtype,
+   expressions are evaluated in float32 (integers exactly), a gemm or a
+   reduce accumulates in double and rounds to the destination once per
+   statement.  Temporaries and the output start as NaN (poison), tile
+   buffers start as NaN in every block.  An out-of-bounds load or store, an
+   out-of-range tile access or a division by zero in index arithmetic is a
+   fault: the run stops and names the kernel and the statement. */
+typedef struct TileFault {
+  bool hit;
+  const Kernel *kernel;     /* NULL for a fault outside any kernel (too large) */
+  const Stmt *stmt;
+  const char *list;         /* "pre", "loop" or "post" */
+  int index;                /* the statement's position in its list */
+  char msg[256];            /* what went wrong, with the offending index */
+} TileFault;
+
+/* inputs[i] is the value of tp->g->inputs[i] (rounded into its storage type
+   on the way in).  Returns the output (caller frees), or NULL with *fault
+   filled.  globals (NULL, or one slot per tp->globals entry) receives every
+   global tensor's final value (caller frees each), also after a fault. */
+Tensor *tile_run(const TileProgram *tp, Tensor **inputs, Tensor **globals, TileFault *fault);
+/* Where a statement is in its kernel: "k3_exp post[0]" (in buf). */
+const char *tile_stmt_where(const Kernel *k, const Stmt *s, char *buf, size_t n);
 
 /* Print a tile program (tprint.c), as `tilesmith tiles` shows it. */
 void tile_print(FILE *out, const TileProgram *tp);

@@ -1,0 +1,613 @@
+/*
+ * common.c: what both emitters share: the module's header, run(), the
+ * PyTorch reference derived from the graph, the __main__ check-and-time
+ * harness, and the one walker that prints tile expressions as Python.
+ *
+ * The walker prints index arithmetic the same way for both targets (only
+ * min, max and the boolean `and` are spelled per target); for elementwise
+ * ops it expands the target's template (see emit.h); loads, tile reads and
+ * constants are printed by the target.  The reference does not look at the
+ * tile program at all: it walks the graph's nodes in order, one PyTorch
+ * statement per node in float32 (int64 for indices), so a mistake of the
+ * lowering shows up as a mismatch in __main__.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../interp/interp.h"
+#include "emit.h"
+
+bool target_parse(const char *s, Target *t) {
+  if (!strcmp(s, "tilelang")) *t = TARGET_TILELANG;
+  else if (!strcmp(s, "triton")) *t = TARGET_TRITON;
+  else return false;
+  return true;
+}
+
+const char *target_name(Target t) {
+  switch (t) {
+  case TARGET_TILELANG: return "tilelang";
+  case TARGET_TRITON: return "triton";
+  }
+  return "?";
+}
+
+void emit_printf(Emit *e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(e->out, fmt, ap);
+  va_end(ap);
+}
+
+void emit_fail(Emit *e, const char *fmt, ...) {
+  if (e->failed) return; /* keep the first */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->err, sizeof e->err, fmt, ap);
+  va_end(ap);
+  e->failed = true;
+}
+
+const char *emit_var_name(TVar v) {
+  switch (v) {
+  case TV_BX: return "bx";
+  case TV_BY: return "by";
+  case TV_BZ: return "bz";
+  case TV_I: return "i";
+  case TV_J: return "j";
+  case TV_K: return "k";
+  }
+  return "?";
+}
+
+const char *emit_torch_dtype(DType t) {
+  switch (t) {
+  case DT_F32: return "torch.float32";
+  case DT_F16: return "torch.float16";
+  case DT_BF16: return "torch.bfloat16";
+  case DT_I32: return "torch.int32";
+  case DT_I64: return "torch.int64";
+  case DT_BOOL: return "torch.bool";
+  }
+  return "?";
+}
+
+bool emit_is_real(DType t) {
+  switch (t) {
+  case DT_F32:
+  case DT_F16:
+  case DT_BF16: return true;
+  case DT_I32:
+  case DT_I64:
+  case DT_BOOL: return false;
+  }
+  return false;
+}
+
+/* ---- the expression walker ---- */
+
+static void expand_template(Emit *e, const char *tpl, const SExpr *x) {
+  for (const char *p = tpl; *p; p++) {
+    if ((*p == '%' || *p == '$' || *p == '?') && p[1] >= '0' && p[1] <= '2') {
+      int k = p[1] - '0';
+      const SExpr *arg = k < x->n ? x->a[k] : NULL;
+      if (!arg) {
+        emit_fail(e, "internal: op %s lacks operand %d", op_info[x->op].name, k);
+        return;
+      }
+      if (*p == '?') emit_cond(e, arg);
+      else if (*p == '$' && (arg->kind == SX_INT || arg->kind == SX_REAL)) e->t->constant(e, arg, true);
+      else emit_expr(e, arg);
+      p++;
+    } else {
+      fputc(*p, e->out);
+    }
+  }
+}
+
+static const char *infix(IdxOp op) {
+  switch (op) {
+  case IX_ADD: return "+";
+  case IX_SUB: return "-";
+  case IX_MUL: return "*";
+  case IX_DIV: return "//";
+  case IX_MOD: return "%";
+  case IX_LT: return "<";
+  case IX_MIN:
+  case IX_MAX:
+  case IX_AND: return NULL;
+  }
+  return NULL;
+}
+
+void emit_expr(Emit *e, const SExpr *x) {
+  switch (x->kind) {
+  case SX_INT:
+  case SX_REAL: e->t->constant(e, x, false); return;
+  case SX_VAR: fputs(emit_var_name(x->var), e->out); return;
+  case SX_IDX: {
+    const char *op = infix(x->iop);
+    if (op) {
+      fputc('(', e->out);
+      emit_expr(e, x->a[0]);
+      fprintf(e->out, " %s ", op);
+      emit_expr(e, x->a[1]);
+      fputc(')', e->out);
+    } else if (x->iop == IX_AND) {
+      fputc('(', e->out);
+      emit_cond(e, x->a[0]);
+      fprintf(e->out, " %s ", e->t->idx_and);
+      emit_cond(e, x->a[1]);
+      fputc(')', e->out);
+    } else {
+      fprintf(e->out, "%s(", x->iop == IX_MIN ? e->t->idx_min : e->t->idx_max);
+      emit_expr(e, x->a[0]);
+      fputs(", ", e->out);
+      emit_expr(e, x->a[1]);
+      fputc(')', e->out);
+    }
+    return;
+  }
+  case SX_LOAD: e->t->load(e, x); return;
+  case SX_TILE: e->t->tile(e, x); return;
+  case SX_OP: {
+    const char *tpl = e->t->op_template(x->op, x->ek);
+    if (!tpl) {
+      emit_fail(e, "%s cannot express the op %s inside a kernel", e->t->name, op_info[x->op].name);
+      fputs("None", e->out);
+      return;
+    }
+    expand_template(e, tpl, x);
+    return;
+  }
+  }
+}
+
+void emit_cond(Emit *e, const SExpr *x) {
+  if (x->kind == SX_INT) fputs(x->i ? "True" : "False", e->out);
+  else emit_expr(e, x);
+}
+
+/* ---- facts about kernels and statements ---- */
+
+static void collect_loads(const SExpr *x, const TileProgram *tp, bool *used) {
+  if (!x) return;
+  if (x->kind == SX_LOAD && x->buf->id >= 0 && x->buf->id < tp->globals.len && tp->globals.data[x->buf->id] == x->buf)
+    used[x->buf->id] = true;
+  for (int i = 0; i < x->nidx; i++) collect_loads(x->idx[i], tp, used);
+  for (int i = 0; i < x->n && i < 3; i++) collect_loads(x->a[i], tp, used);
+}
+
+static void collect_stmts(const StmtList *l, const TileProgram *tp, bool *used) {
+  for (int s = 0; s < l->len; s++) {
+    const Stmt *st = l->data[s];
+    collect_loads(st->value, tp, used);
+    collect_loads(st->mask, tp, used);
+    collect_loads(st->other, tp, used);
+    for (int i = 0; i < st->ngidx; i++) collect_loads(st->gidx[i], tp, used);
+    if (st->global) used[st->global->id] = true;
+  }
+}
+
+int emit_kernel_globals(const Kernel *k, const TileProgram *tp, const TBuf **out, int max) {
+  bool used[1024] = {0};
+  if (tp->globals.len > 1024) return 0;
+  collect_stmts(&k->pre, tp, used);
+  collect_stmts(&k->body, tp, used);
+  collect_stmts(&k->post, tp, used);
+  int n = 0;
+  for (int g = 0; g < tp->globals.len && n < max; g++)
+    if (used[g]) out[n++] = tp->globals.data[g];
+  return n;
+}
+
+static bool expr_uses(const SExpr *x, TVar v) {
+  if (!x) return false;
+  if (x->kind == SX_VAR && x->var == v) return true;
+  for (int i = 0; i < x->nidx; i++)
+    if (expr_uses(x->idx[i], v)) return true;
+  for (int i = 0; i < x->n && i < 3; i++)
+    if (expr_uses(x->a[i], v)) return true;
+  return false;
+}
+
+bool emit_stmt_uses(const Stmt *s, TVar v) {
+  if (expr_uses(s->value, v) || expr_uses(s->mask, v) || expr_uses(s->other, v)) return true;
+  for (int i = 0; i < s->ngidx; i++)
+    if (expr_uses(s->gidx[i], v)) return true;
+  return false;
+}
+
+static const char *site_of(Emit *e, const Node *n) {
+  Pos p = n->site.file ? n->site : n->pos;
+  if (!p.file) return arena_printf(e->a, "%%%d %s", n->id, op_info[n->op].name);
+  return arena_printf(e->a, "%s:%u (%s)", p.file->name, p.line, op_info[n->op].name);
+}
+
+void emit_kernel_comment(Emit *e, const Kernel *k, const char *indent) {
+  if (k->node) emit_printf(e, "%s# computes %%%d, %s\n", indent, k->node->id, site_of(e, k->node));
+  if (k->covers.len) {
+    emit_printf(e, "%s# implements:", indent);
+    int col = 0;
+    for (int i = 0; i < k->covers.len; i++) {
+      const char *s = site_of(e, k->covers.data[i]);
+      /* list each source line once */
+      bool seen = false;
+      for (int j = 0; j < i && !seen; j++) seen = !strcmp(site_of(e, k->covers.data[j]), s);
+      if (seen) continue;
+      if (col > 60) {
+        emit_printf(e, "\n%s#  ", indent);
+        col = 0;
+      }
+      emit_printf(e, " %s", s);
+      col += (int)strlen(s) + 1;
+    }
+    emit_printf(e, "\n");
+  }
+}
+
+static const char *shape_tuple(Emit *e, const Shape *s, bool rank0_as_1) {
+  if (s->rank == 0) return rank0_as_1 ? "(1,)" : "()";
+  char *buf = arena_alloc(e->a, 32 * (size_t)s->rank + 4);
+  char *p = buf;
+  *p++ = '(';
+  for (int d = 0; d < s->rank; d++) p += sprintf(p, "%s%lld", d ? ", " : "", (long long)s->d[d].n);
+  if (s->rank == 1) *p++ = ',';
+  *p++ = ')';
+  *p = 0;
+  return buf;
+}
+
+const char *emit_shape_tuple(Emit *e, const TBuf *g) { return shape_tuple(e, &g->shape, true); }
+
+/* A Python float literal. */
+static const char *py_float(Emit *e, double v) {
+  char buf[48];
+  if (isnan(v)) return "float(\"nan\")";
+  if (isinf(v)) return v > 0 ? "float(\"inf\")" : "-float(\"inf\")";
+  fmt_double(buf, sizeof buf, v);
+  if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+  return arena_strdup(e->a, buf);
+}
+
+/* ---- names ---- */
+
+static const char *py_reserved[] = {
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
+    "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "float", "int", "len",
+    "range", "min", "max", "abs", "pow", "sum", "print", "sys", "dev", "libdevice", "INF", "NAN", "out_idx",
+    "statistics", "tensors", "args", "ref", "res", "compare", "bench", "random_inputs", "RTOL", "ATOL", "gen",
+    "PRIM_FUNCS", "TRITON_KERNELS", "TARGET", "compiled_kernel", "main", "run", "reference", "torch", "triton",
+    "tl", "T", "tilelang", "i", "j", "k", "bx", "by", "bz"};
+
+static bool name_taken(Emit *e, const char *s, int upto) {
+  for (size_t r = 0; r < sizeof py_reserved / sizeof py_reserved[0]; r++)
+    if (!strcmp(s, py_reserved[r])) return true;
+  if (s[0] == 'v' && s[1] >= '0' && s[1] <= '9') return true; /* the reference's names */
+  for (int g = 0; g < upto; g++)
+    if (e->gname[g] && !strcmp(e->gname[g], s)) return true;
+  for (int k = 0; k < e->tp->kernels.len; k++) {
+    const Kernel *K = e->tp->kernels.data[k];
+    if (!strcmp(K->name, s)) return true;
+    for (int b = 0; b < K->bufs.len; b++)
+      if (!strcmp(K->bufs.data[b]->name, s)) return true;
+  }
+  return false;
+}
+
+static void assign_names(Emit *e) {
+  int n = e->tp->globals.len;
+  e->gname = arena_alloc(e->a, sizeof(char *) * (size_t)(n ? n : 1));
+  for (int g = 0; g < n; g++) {
+    const char *want = e->tp->globals.data[g]->name, *name = want;
+    for (int t = 1; name_taken(e, name, g); t++) name = arena_printf(e->a, "%s_g%d", want, t);
+    e->gname[g] = name;
+  }
+}
+
+/* ---- the module ---- */
+
+static void header(Emit *e) {
+  const TileProgram *tp = e->tp;
+  const EmitInfo *in = e->info;
+  emit_printf(e, "# Generated by tilesmith (target: %s%s).  Do not edit: regenerate with\n", e->t->name,
+              e->t == &emit_tilelang ? ", sm_90a" : ", CUDA capability 9.0");
+  emit_printf(e, "#   tilesmith opt %s --entry %s%s%s --dtype %s --target %s -o FILE.py\n",
+              in && in->file ? in->file : "FILE.lean", in && in->entry ? in->entry : tp->g->entry,
+              in && in->sizes && *in->sizes ? " --size " : "", in && in->sizes ? in->sizes : "",
+              dtype_name(tp->dtype), e->t->name);
+  emit_printf(e, "#\n# entry: %s\n# sizes: %s\n# storage dtype: %s (accumulation in float32)\n",
+              in && in->entry ? in->entry : tp->g->entry ? tp->g->entry : "?",
+              in && in->sizes && *in->sizes ? in->sizes : "(as declared)", dtype_name(tp->dtype));
+  emit_printf(e, "# tensors:\n");
+  char sh[512];
+  for (int g = 0; g < tp->globals.len; g++) {
+    const TBuf *b = tp->globals.data[g];
+    emit_printf(e, "#   %-6s %s : %s%s\n", b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : "temp",
+                e->gname[g], dtype_name(b->dtype), shape_str(&b->shape, sh, sizeof sh));
+  }
+  emit_printf(e, "# kernels (%d, launched in this order):\n", tp->kernels.len);
+  for (int k = 0; k < tp->kernels.len; k++) {
+    const Kernel *K = tp->kernels.data[k];
+    emit_printf(e, "#   %s: grid (%lld, %lld, %lld)\n", K->name, (long long)K->grid[0], (long long)K->grid[1],
+                (long long)K->grid[2]);
+  }
+  emit_printf(e, "#\n# run(*tensors) computes the entry on the GPU; reference(*tensors) is plain\n"
+                 "# PyTorch in float32; `python3 THIS.py` checks one against the other and times both.\n\n");
+}
+
+static void run_fn(Emit *e) {
+  const TileProgram *tp = e->tp;
+  const Graph *g = tp->g;
+  emit_printf(e, "def run(");
+  for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[tp->of_node[g->inputs[i]->id]->id]);
+  emit_printf(e, "):\n    \"\"\"The entry on the GPU.  Takes the entry's tensor arguments in declaration\n"
+                 "    order as CUDA tensors of any float dtype (index tensors of any integer\n"
+                 "    dtype); casts them to the storage dtype (%s; indices to int64) and\n"
+                 "    returns the output in the storage dtype, shape %s.\"\"\"\n",
+              dtype_name(tp->dtype), shape_tuple(e, &tp->output->shape, false));
+  emit_printf(e, "    dev = torch.device(\"cuda\")\n");
+  for (int i = 0; i < g->ninputs; i++) {
+    const TBuf *b = tp->of_node[g->inputs[i]->id];
+    const char *n = e->gname[b->id];
+    emit_printf(e, "    %s = %s.to(device=dev, dtype=%s).contiguous().reshape(%s)\n", n, n, emit_torch_dtype(b->dtype),
+                emit_shape_tuple(e, b));
+  }
+  for (int i = 0; i < tp->globals.len; i++) {
+    const TBuf *b = tp->globals.data[i];
+    if (b->role == GB_INPUT) continue;
+    emit_printf(e, "    %s = torch.empty(%s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
+                emit_torch_dtype(b->dtype));
+  }
+  for (int k = 0; k < tp->kernels.len; k++) e->t->launch(e, tp->kernels.data[k]);
+  emit_printf(e, "    return %s.reshape(%s)\n\n\n", e->gname[tp->output->id], shape_tuple(e, &tp->output->shape, false));
+}
+
+/* ---- the reference, from the graph ---- */
+
+static const char *torch_op(Op op) {
+  switch (op) {
+  case OP_EXP: return "torch.exp";
+  case OP_LOG: return "torch.log";
+  case OP_SQRT: return "torch.sqrt";
+  case OP_RSQRT: return "torch.rsqrt";
+  case OP_TANH: return "torch.tanh";
+  case OP_ERF: return "torch.erf";
+  case OP_SIGMOID: return "torch.sigmoid";
+  case OP_RELU: return "torch.relu";
+  case OP_ABS: return "torch.abs";
+  case OP_POW: return "torch.pow";
+  case OP_MAX: return "torch.maximum";
+  case OP_MIN: return "torch.minimum";
+  case OP_LT: return "torch.lt";
+  case OP_LE: return "torch.le";
+  case OP_GT: return "torch.gt";
+  case OP_GE: return "torch.ge";
+  case OP_EQ: return "torch.eq";
+  case OP_NE: return "torch.ne";
+  case OP_SELECT: return "torch.where";
+  case OP_SUM: return "torch.sum";
+  case OP_AMAX: return "torch.amax";
+  case OP_AMIN: return "torch.amin";
+  case OP_MATMUL: return "torch.matmul";
+  case OP_ADD: return "torch.add";
+  case OP_SUB: return "torch.sub";
+  case OP_MUL: return "torch.mul";
+  case OP_DIV: return "torch.true_divide";
+  case OP_NEG: return "torch.neg";
+  case OP_INPUT:
+  case OP_CONST:
+  case OP_IOTA:
+  case OP_CAST:
+  case OP_PERMUTE:
+  case OP_RESHAPE:
+  case OP_SLICE:
+  case OP_CONCAT:
+  case OP_GATHER:
+  case OP_COUNT: return NULL;
+  }
+  return NULL;
+}
+
+static void ref_node(Emit *e, const Node *n) {
+  const TileProgram *tp = e->tp;
+#define IN(k) n->in[k]->id
+  emit_printf(e, "    v%d = ", n->id);
+  switch (n->op) {
+  case OP_INPUT:
+    emit_printf(e, "%s.to(device=dev, dtype=%s).reshape(%s)", e->gname[tp->of_node[n->id]->id],
+                n->kind == EK_REAL ? "torch.float32" : n->kind == EK_INT ? "torch.int64" : "torch.bool",
+                shape_tuple(e, &n->shape, false));
+    break;
+  case OP_CONST:
+    if (n->kind == EK_INT) emit_printf(e, "torch.tensor(%lld, device=dev)", (long long)n->value);
+    else emit_printf(e, "torch.tensor(%s, dtype=torch.float32, device=dev)", py_float(e, n->value));
+    break;
+  case OP_IOTA: emit_printf(e, "torch.arange(%lld, device=dev)", (long long)n->shape.d[0].n); break;
+  case OP_CAST: emit_printf(e, "v%d.to(torch.float32)", IN(0)); break;
+  case OP_PERMUTE:
+    emit_printf(e, "v%d.permute(", IN(0));
+    for (int d = 0; d < n->shape.rank; d++) emit_printf(e, "%s%d", d ? ", " : "", n->perm[d]);
+    emit_printf(e, ")");
+    break;
+  case OP_RESHAPE: emit_printf(e, "v%d.reshape(%s)", IN(0), shape_tuple(e, &n->shape, false)); break;
+  case OP_SLICE:
+    emit_printf(e, "v%d.narrow(%d, %lld, %lld)", IN(0), n->axis, (long long)n->lo, (long long)(n->hi - n->lo));
+    break;
+  case OP_CONCAT:
+    emit_printf(e, "torch.cat([");
+    for (int k = 0; k < n->nin; k++) emit_printf(e, "%sv%d", k ? ", " : "", IN(k));
+    emit_printf(e, "], dim=%d)", n->axis);
+    break;
+  case OP_GATHER: {
+    /* broadcast x and the indices on the other axes, then torch.gather */
+    const Node *x = n->in[0], *ix = n->in[1];
+    Shape xs = n->shape, xr = x->shape, ir = ix->shape;
+    xs.d[n->axis].n = x->shape.d[n->axis].n;
+    /* align ranks (trailing) */
+    xr.rank = ir.rank = n->shape.rank;
+    for (int d = 0; d < n->shape.rank; d++) {
+      int ox = d - (n->shape.rank - x->shape.rank), oi = d - (n->shape.rank - ix->shape.rank);
+      xr.d[d].n = ox >= 0 ? x->shape.d[ox].n : 1;
+      ir.d[d].n = oi >= 0 ? ix->shape.d[oi].n : 1;
+    }
+    emit_printf(e, "torch.gather(v%d.reshape(%s).expand(%s), %d, v%d.to(torch.int64).reshape(%s).expand(%s))", IN(0),
+                shape_tuple(e, &xr, false), shape_tuple(e, &xs, false), n->axis, IN(1), shape_tuple(e, &ir, false),
+                shape_tuple(e, &n->shape, false));
+    break;
+  }
+  case OP_SUM:
+  case OP_AMAX:
+  case OP_AMIN: emit_printf(e, "%s(v%d, dim=%d, keepdim=True)", torch_op(n->op), IN(0), n->axis); break;
+  case OP_NEG:
+  case OP_EXP:
+  case OP_LOG:
+  case OP_SQRT:
+  case OP_RSQRT:
+  case OP_TANH:
+  case OP_ERF:
+  case OP_SIGMOID:
+  case OP_RELU:
+  case OP_ABS:
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+  case OP_DIV:
+  case OP_POW:
+  case OP_MAX:
+  case OP_MIN:
+  case OP_LT:
+  case OP_LE:
+  case OP_GT:
+  case OP_GE:
+  case OP_EQ:
+  case OP_NE:
+  case OP_SELECT:
+  case OP_MATMUL:
+    emit_printf(e, "%s(", torch_op(n->op));
+    for (int k = 0; k < n->nin; k++) emit_printf(e, "%sv%d", k ? ", " : "", IN(k));
+    emit_printf(e, ")");
+    break;
+  case OP_COUNT: emit_fail(e, "internal: OP_COUNT in a graph"); break;
+  }
+  emit_printf(e, "\n");
+#undef IN
+}
+
+static void reference_fn(Emit *e) {
+  const TileProgram *tp = e->tp;
+  const Graph *g = tp->g;
+  emit_printf(e, "def reference(");
+  for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[tp->of_node[g->inputs[i]->id]->id]);
+  emit_printf(e, "):\n    \"\"\"The entry in plain PyTorch, float32 (int64 for indices), one statement per\n"
+                 "    node of tilesmith's graph; returns float32.\"\"\"\n");
+  emit_printf(e, "    dev = torch.device(\"cuda\") if torch.cuda.is_available() else torch.device(\"cpu\")\n");
+  for (int i = 0; i < g->nnodes; i++) ref_node(e, g->nodes[i]);
+  emit_printf(e, "    return v%d.to(torch.float32)\n\n\n", g->output->id);
+}
+
+/* ---- __main__ ---- */
+
+static void main_fn(Emit *e) {
+  const TileProgram *tp = e->tp;
+  const Graph *g = tp->g;
+  double rtol = 1e-4, atol = 1e-4;
+  switch (tp->dtype) {
+  case DT_BF16: rtol = atol = 2e-2; break;
+  case DT_F16: rtol = atol = 2e-3; break;
+  case DT_F32: rtol = atol = 1e-4; break;
+  case DT_I32:
+  case DT_I64:
+  case DT_BOOL: break;
+  }
+  emit_printf(e, "def random_inputs(seed=0):\n    \"\"\"Fresh inputs on the GPU: normal(0, 1) rounded to the storage dtype for\n"
+                 "    real tensors, uniform over the valid range for index tensors.\"\"\"\n");
+  emit_printf(e, "    gen = torch.Generator(device=\"cuda\")\n    gen.manual_seed(seed)\n    return [\n");
+  for (int i = 0; i < g->ninputs; i++) {
+    const Node *in = g->inputs[i];
+    const char *shape = shape_tuple(e, &in->shape, false);
+    if (in->kind == EK_REAL && in->role != ROLE_INDEX)
+      emit_printf(e, "        torch.randn(%s, generator=gen, device=\"cuda\").to(%s),\n", shape,
+                  emit_torch_dtype(tp->dtype));
+    else if (in->kind == EK_BOOL)
+      emit_printf(e, "        torch.randint(0, 2, %s, generator=gen, device=\"cuda\").to(torch.bool),\n", shape);
+    else
+      emit_printf(e, "        torch.randint(0, %lld, %s, generator=gen, device=\"cuda\"),  # indices into an axis of size %lld\n",
+                  (long long)interp_index_bound(g, in), shape, (long long)interp_index_bound(g, in));
+  }
+  emit_printf(e, "    ]\n\n\n");
+  emit_printf(e,
+              "RTOL, ATOL = %g, %g  # %s: |run - reference| <= ATOL * max|reference| + RTOL * |reference|\n\n\n",
+              rtol, atol, dtype_name(tp->dtype));
+  emit_printf(e,
+              "def compare(out, ref):\n"
+              "    \"\"\"(ok, max abs error, max |reference|) of run's output against the reference.\"\"\"\n"
+              "    out = out.to(torch.float32).reshape(ref.shape)\n"
+              "    scale = ref[torch.isfinite(ref)].abs().max().item() if torch.isfinite(ref).any() else 0.0\n"
+              "    diff = (out - ref).abs()\n"
+              "    same = (out == ref) | (torch.isnan(out) & torch.isnan(ref))\n"
+              "    bad = ~(same | (diff <= ATOL * scale + RTOL * ref.abs()))\n"
+              "    finite = torch.isfinite(diff)\n"
+              "    err = diff[finite].max().item() if finite.any() else 0.0\n"
+              "    return not bool(bad.any()), err, scale\n\n\n"
+              "def bench(fn, args, warmup=3, reps=20):\n"
+              "    \"\"\"Median milliseconds of fn(*args), timed with CUDA events.\"\"\"\n"
+              "    for _ in range(warmup):\n"
+              "        fn(*args)\n"
+              "    torch.cuda.synchronize()\n"
+              "    times = []\n"
+              "    for _ in range(reps):\n"
+              "        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)\n"
+              "        start.record()\n"
+              "        fn(*args)\n"
+              "        end.record()\n"
+              "        torch.cuda.synchronize()\n"
+              "        times.append(start.elapsed_time(end))\n"
+              "    return statistics.median(times)\n\n\n"
+              "def main():\n"
+              "    if not torch.cuda.is_available():\n"
+              "        print(\"%s: needs a CUDA GPU\")\n"
+              "        return 2\n"
+              "    args = random_inputs()\n"
+              "    out = run(*args)\n"
+              "    ref = reference(*args)\n"
+              "    torch.cuda.synchronize()\n"
+              "    ok, err, scale = compare(out, ref)\n"
+              "    print(f\"%s (%s, %s): max abs error {err:.3g} (max |reference| {scale:.3g}): {'ok' if ok else 'MISMATCH'}\")\n"
+              "    if not ok:\n"
+              "        return 1\n"
+              "    t_run, t_ref = bench(run, args), bench(reference, args)\n"
+              "    print(f\"time: run {t_run:.3f} ms, reference {t_ref:.3f} ms (median of 20)\")\n"
+              "    return 0\n\n\n"
+              "if __name__ == \"__main__\":\n"
+              "    sys.exit(main())\n",
+              g->entry ? g->entry : "entry", g->entry ? g->entry : "entry", e->t->name, dtype_name(tp->dtype));
+}
+
+bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info, char *err, size_t errlen) {
+  Arena *a = tp->g->ctx->arena;
+  Emit e = {.out = out, .a = a, .tp = tp, .info = info};
+  switch (t) {
+  case TARGET_TILELANG: e.t = &emit_tilelang; break;
+  case TARGET_TRITON: e.t = &emit_triton; break;
+  }
+  assign_names(&e);
+  header(&e);
+  emit_printf(&e, "import statistics\nimport sys\n\nimport torch\n");
+  e.t->imports(&e);
+  emit_printf(&e, "\n\n");
+  for (int k = 0; k < tp->kernels.len; k++) {
+    e.k = tp->kernels.data[k];
+    e.t->kernel(&e, e.k);
+    emit_printf(&e, "\n\n");
+  }
+  e.k = NULL;
+  e.t->extras(&e);
+  run_fn(&e);
+  reference_fn(&e);
+  main_fn(&e);
+  bool ok = !e.failed;
+  if (!ok && err) snprintf(err, errlen, "%s", e.err);
+  return ok;
+}

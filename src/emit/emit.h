@@ -1,0 +1,95 @@
+/*
+ * emit.h: emitting a tile program as a self-contained Python module.
+ *
+ * One module per entry and target (TileLang for sm_90a, or Triton): a
+ * header naming the entry, its sizes and storage type; one function per
+ * kernel, each commented with the source lines it implements; run(*tensors)
+ * which casts the entry's tensor arguments (graph inputs, in declaration
+ * order) to their storage types, allocates temporaries and the output,
+ * launches every kernel in order and returns the output in the storage
+ * type; reference(*tensors), a plain float32 PyTorch version derived from
+ * the graph (not from the tile program, so it checks the lowering too); and
+ * a __main__ that draws random inputs, compares run with reference with
+ * tolerances per storage type and times both with CUDA events.
+ *
+ * common.c writes everything but the kernels and the launches, and owns the
+ * one expression walker: the targets (tilelang.c, triton.c) supply the
+ * spelling of each op as a template and print loads, tile reads and
+ * constants their own way.  The declarations below the public API are the
+ * emitters' internals, shared by those three files only.
+ */
+#ifndef TS_EMIT_H
+#define TS_EMIT_H
+
+#include "../tile/tile.h"
+
+typedef enum { TARGET_TILELANG, TARGET_TRITON } Target;
+
+/* Where the module came from, for its header comment (any may be NULL). */
+typedef struct EmitInfo {
+  const char *file;    /* the .lean file */
+  const char *entry;   /* the entry definition */
+  const char *sizes;   /* the --size bindings, "B=2,N=8" */
+} EmitInfo;
+
+bool target_parse(const char *s, Target *t);  /* "tilelang" or "triton" */
+const char *target_name(Target t);
+
+/* Write the module of tp for target t to out.  False, with a message in
+   err, when the program uses something the target cannot express (the
+   module is then incomplete and must not be used). */
+bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info, char *err, size_t errlen);
+
+/* ---- internals of the emitters (common.c, tilelang.c, triton.c) ---- */
+
+typedef struct Emit Emit;
+
+/* What a target supplies.  Op templates are Python text where %N is
+   operand N as printed, $N operand N as a value of the target's own type
+   (a tensor in Triton, where math functions reject Python numbers) and ?N
+   operand N as a boolean condition. */
+typedef struct EmitTarget {
+  const char *name;
+  const char *(*op_template)(Op op, ElemKind ek);
+  const char *idx_min, *idx_max, *idx_and;   /* spelling of IX_MIN, IX_MAX ("f(a, b)") and IX_AND (infix) */
+  void (*constant)(Emit *e, const SExpr *x, bool as_value); /* SX_INT, SX_REAL */
+  void (*load)(Emit *e, const SExpr *x);     /* SX_LOAD, converted to the compute type */
+  void (*tile)(Emit *e, const SExpr *x);     /* SX_TILE */
+  void (*imports)(Emit *e);
+  void (*kernel)(Emit *e, const Kernel *k);  /* the kernel's function */
+  void (*launch)(Emit *e, const Kernel *k);  /* one line of run(): launch it */
+  void (*extras)(Emit *e);                   /* after the kernels: caches, tables */
+} EmitTarget;
+
+struct Emit {
+  FILE *out;
+  Arena *a;
+  const TileProgram *tp;
+  const EmitTarget *t;
+  const EmitInfo *info;
+  const char **gname;       /* per global id: its Python name */
+  const Kernel *k;          /* the kernel being written */
+  bool failed;
+  char err[512];
+};
+
+extern const EmitTarget emit_tilelang, emit_triton;
+
+/* Printing helpers. */
+void emit_printf(Emit *e, const char *fmt, ...) TS_PRINTF(2, 3);
+void emit_fail(Emit *e, const char *fmt, ...) TS_PRINTF(2, 3);
+void emit_expr(Emit *e, const SExpr *x);        /* the shared walker */
+void emit_cond(Emit *e, const SExpr *x);        /* x as a boolean condition */
+const char *emit_var_name(TVar v);
+const char *emit_torch_dtype(DType t);          /* "torch.bfloat16" */
+bool emit_is_real(DType t);                     /* f32, f16, bf16 */
+/* The globals a kernel reads or writes, in the program's order; returns the count. */
+int emit_kernel_globals(const Kernel *k, const TileProgram *tp, const TBuf **out, int max);
+/* Does the statement use the variable (in its mask, value, indices)? */
+bool emit_stmt_uses(const Stmt *s, TVar v);
+/* A comment line naming the source lines a kernel implements. */
+void emit_kernel_comment(Emit *e, const Kernel *k, const char *indent);
+/* The storage shape of a global as a Python tuple ("(2, 8)"; "(1,)" for rank 0). */
+const char *emit_shape_tuple(Emit *e, const TBuf *g);
+
+#endif

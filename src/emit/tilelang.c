@@ -1,0 +1,314 @@
+/*
+ * tilelang.c: the TileLang emitter (target sm_90a).
+ *
+ * Each kernel becomes a @T.prim_func whose arguments are the global tensors
+ * it touches, annotated T.Tensor(shape, dtype); its body is one
+ * `with T.Kernel(gx, gy, gz, threads=...) as (bx, by, bz)` holding the tile
+ * buffers (T.alloc_shared / T.alloc_fragment) and the statements, written
+ * as TileLang writes them: T.fill, a T.Parallel loop per map (a masked map
+ * is T.if_then_else, whose untaken branch the generated CUDA never
+ * evaluates), T.gemm, T.reduce_*, and a T.Parallel loop with an `if` per
+ * store.  The loop over k is T.Pipelined.  Loads of bf16/f16 storage are
+ * cast to float32 before arithmetic; values are cast to the destination's
+ * type when stored.  Kernels are compiled lazily, on first use in run(),
+ * with tilelang.compile and an explicit sm_90a target, and cached.
+ * Known difference: T.max/T.min become CUDA fmaxf/fminf, which return the
+ * other operand where one is NaN (the graph's max propagates NaN).
+ */
+#include <string.h>
+
+#include "emit.h"
+
+static const char *tl_template(Op op, ElemKind ek) {
+  (void)ek;
+  switch (op) {
+  case OP_NEG: return "(-%0)";
+  case OP_EXP: return "T.exp(%0)";
+  case OP_LOG: return "T.log(%0)";
+  case OP_SQRT: return "T.sqrt(%0)";
+  case OP_RSQRT: return "T.rsqrt(%0)";
+  case OP_TANH: return "T.tanh(%0)";
+  case OP_ERF: return "T.erf(%0)";
+  case OP_SIGMOID: return "(T.float32(1) / (T.float32(1) + T.exp(-%0)))";
+  case OP_RELU: return "T.max(%0, T.float32(0))";
+  case OP_ABS: return "T.abs(%0)";
+  case OP_CAST: return "T.Cast(\"float32\", %0)";
+  case OP_ADD: return "(%0 + %1)";
+  case OP_SUB: return "(%0 - %1)";
+  case OP_MUL: return "(%0 * %1)";
+  case OP_DIV: return "(%0 / %1)";
+  case OP_POW: return "T.pow(%0, %1)";
+  case OP_MAX: return "T.max(%0, %1)";
+  case OP_MIN: return "T.min(%0, %1)";
+  case OP_LT: return "(%0 < %1)";
+  case OP_LE: return "(%0 <= %1)";
+  case OP_GT: return "(%0 > %1)";
+  case OP_GE: return "(%0 >= %1)";
+  case OP_EQ: return "(%0 == %1)";
+  case OP_NE: return "(%0 != %1)";
+  case OP_SELECT: return "T.if_then_else(?0, %1, %2)";
+  case OP_INPUT:
+  case OP_CONST:
+  case OP_IOTA:
+  case OP_SUM:
+  case OP_AMAX:
+  case OP_AMIN:
+  case OP_MATMUL:
+  case OP_PERMUTE:
+  case OP_RESHAPE:
+  case OP_SLICE:
+  case OP_CONCAT:
+  case OP_GATHER:
+  case OP_COUNT: return NULL;
+  }
+  return NULL;
+}
+
+static void tl_constant(Emit *e, const SExpr *x, bool as_value) {
+  (void)as_value;
+  char buf[48];
+  if (x->kind == SX_INT) {
+    emit_printf(e, "%lld", (long long)x->i);
+  } else if (x->f != x->f) {
+    emit_printf(e, "T.float32(float(\"nan\"))");
+  } else if (x->f > 1e308 || x->f < -1e308) {
+    emit_printf(e, "%sT.infinity(\"float32\")", x->f < 0 ? "-" : "");
+  } else {
+    fmt_double(buf, sizeof buf, x->f);
+    emit_printf(e, "T.float32(%s)", buf);
+  }
+}
+
+static void tl_index(Emit *e, const SExpr *x) {
+  fputc('[', e->out);
+  if (x->nidx == 0) fputc('0', e->out);
+  for (int i = 0; i < x->nidx; i++) {
+    if (i) fputs(", ", e->out);
+    emit_expr(e, x->idx[i]);
+  }
+  fputc(']', e->out);
+}
+
+static void tl_load(Emit *e, const SExpr *x) {
+  bool widen = emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32;
+  if (widen) emit_printf(e, "T.Cast(\"float32\", ");
+  emit_printf(e, "%s", e->gname[x->buf->id]);
+  tl_index(e, x);
+  if (widen) emit_printf(e, ")");
+}
+
+static void tl_tile(Emit *e, const SExpr *x) {
+  emit_printf(e, "%s", x->buf->name);
+  tl_index(e, x);
+}
+
+static void tl_imports(Emit *e) {
+  emit_printf(e, "import tilelang\nimport tilelang.language as T\n\n"
+                 "TARGET = {\"kind\": \"cuda\", \"arch\": \"sm_90a\"}\n");
+}
+
+/* value, converted to dt (a load or tile read of that type is copied as it is) */
+static void tl_value_as(Emit *e, const SExpr *v, DType dt) {
+  if (v->kind == SX_LOAD && v->buf->dtype == dt) {
+    emit_printf(e, "%s", e->gname[v->buf->id]);
+    tl_index(e, v);
+  } else if ((v->kind == SX_TILE && v->buf->dtype == dt) || !emit_is_real(dt) || dt == DT_F32) {
+    emit_expr(e, v);
+  } else {
+    emit_printf(e, "T.Cast(\"%s\", ", dtype_name(dt));
+    emit_expr(e, v);
+    emit_printf(e, ")");
+  }
+}
+
+static const char *reduce_fn(Op op) {
+  switch (op) {
+  case OP_SUM: return "T.reduce_sum";
+  case OP_AMAX: return "T.reduce_max";
+  case OP_AMIN: return "T.reduce_min";
+  case OP_INPUT:
+  case OP_CONST:
+  case OP_IOTA:
+  case OP_NEG:
+  case OP_EXP:
+  case OP_LOG:
+  case OP_SQRT:
+  case OP_RSQRT:
+  case OP_TANH:
+  case OP_ERF:
+  case OP_SIGMOID:
+  case OP_RELU:
+  case OP_ABS:
+  case OP_CAST:
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+  case OP_DIV:
+  case OP_POW:
+  case OP_MAX:
+  case OP_MIN:
+  case OP_LT:
+  case OP_LE:
+  case OP_GT:
+  case OP_GE:
+  case OP_EQ:
+  case OP_NE:
+  case OP_SELECT:
+  case OP_MATMUL:
+  case OP_PERMUTE:
+  case OP_RESHAPE:
+  case OP_SLICE:
+  case OP_CONCAT:
+  case OP_GATHER:
+  case OP_COUNT: return NULL;
+  }
+  return NULL;
+}
+
+/* `for i, j in T.Parallel(R, C):` (or `for i in T.Parallel(R):`) */
+static void parallel(Emit *e, const char *ind, int64_t r, int64_t c, bool two) {
+  if (two) emit_printf(e, "%sfor i, j in T.Parallel(%lld, %lld):\n", ind, (long long)r, (long long)c);
+  else emit_printf(e, "%sfor i in T.Parallel(%lld):\n", ind, (long long)r);
+}
+
+static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
+  switch (s->kind) {
+  case ST_FILL:
+    emit_printf(e, "%sT.fill(%s, ", ind, s->dst->name);
+    tl_value_as(e, s->value, s->dst->dtype);
+    emit_printf(e, ")\n");
+    return;
+  case ST_MAP: {
+    bool two = s->dst->shape.rank == 2;
+    if (!two && emit_stmt_uses(s, TV_J)) {
+      emit_fail(e, "a map into the rank-1 tile %s uses j", s->dst->name);
+      return;
+    }
+    parallel(e, ind, s->dst->shape.d[0].n, two ? s->dst->shape.d[1].n : 1, two);
+    emit_printf(e, "%s    %s[i%s] = ", ind, s->dst->name, two ? ", j" : "");
+    if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
+      emit_printf(e, "T.if_then_else(");
+      emit_cond(e, s->mask);
+      emit_printf(e, ", ");
+      tl_value_as(e, s->value, s->dst->dtype);
+      emit_printf(e, ", ");
+      tl_value_as(e, s->other, s->dst->dtype);
+      emit_printf(e, ")\n");
+    } else {
+      tl_value_as(e, s->value, s->dst->dtype);
+      emit_printf(e, "\n");
+    }
+    return;
+  }
+  case ST_GEMM: emit_printf(e, "%sT.gemm(%s, %s, %s)\n", ind, s->a->name, s->b->name, s->dst->name); return;
+  case ST_REDUCE: {
+    const char *fn = reduce_fn(s->reduce_op);
+    if (!fn) {
+      emit_fail(e, "a reduce with op %s", op_info[s->reduce_op].name);
+      return;
+    }
+    emit_printf(e, "%s%s(%s, %s, dim=1, clear=%s)\n", ind, fn, s->a->name, s->dst->name, s->clear ? "True" : "False");
+    return;
+  }
+  case ST_STORE:
+  case ST_ATOMIC_ADD: {
+    bool two = s->ext[1] != 1 || emit_stmt_uses(s, TV_J);
+    parallel(e, ind, s->ext[0], s->ext[1], two);
+    const char *in2 = "    ";
+    if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
+      emit_printf(e, "%s    if ", ind);
+      emit_cond(e, s->mask);
+      emit_printf(e, ":\n");
+      in2 = "        ";
+    }
+    const char *g = e->gname[s->global->id];
+    emit_printf(e, "%s%s", ind, in2);
+    if (s->kind == ST_ATOMIC_ADD) emit_printf(e, "T.atomic_add(%s[", g);
+    else emit_printf(e, "%s[", g);
+    if (s->ngidx == 0) emit_printf(e, "0");
+    for (int d = 0; d < s->ngidx; d++) {
+      if (d) emit_printf(e, ", ");
+      emit_expr(e, s->gidx[d]);
+    }
+    emit_printf(e, s->kind == ST_ATOMIC_ADD ? "], " : "] = ");
+    tl_value_as(e, s->value, s->global->dtype);
+    emit_printf(e, s->kind == ST_ATOMIC_ADD ? ")\n" : "\n");
+    return;
+  }
+  }
+}
+
+static void tl_list(Emit *e, const StmtList *l, const char *ind) {
+  for (int i = 0; i < l->len; i++) tl_stmt(e, l->data[i], ind);
+}
+
+static void tl_kernel(Emit *e, const Kernel *k) {
+  const TBuf *gs[1024];
+  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  emit_printf(e, "@T.prim_func\ndef %s(\n", k->name);
+  for (int i = 0; i < n; i++)
+    emit_printf(e, "    %s: T.Tensor(%s, \"%s\"),\n", e->gname[gs[i]->id], emit_shape_tuple(e, gs[i]),
+                dtype_name(gs[i]->dtype));
+  emit_printf(e, "):\n");
+  emit_kernel_comment(e, k, "    ");
+  emit_printf(e, "    with T.Kernel(%lld, %lld, %lld, threads=%d) as (bx, by, bz):\n", (long long)k->grid[0],
+              (long long)k->grid[1], (long long)k->grid[2], k->threads);
+  for (int b = 0; b < k->bufs.len; b++) {
+    const TBuf *t = k->bufs.data[b];
+    char shape[64];
+    if (t->shape.rank == 1) snprintf(shape, sizeof shape, "(%lld,)", (long long)t->shape.d[0].n);
+    else snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)t->shape.d[0].n, (long long)t->shape.d[1].n);
+    switch (t->scope) {
+    case SCOPE_SHARED:
+      emit_printf(e, "        %s = T.alloc_shared(%s, \"%s\")\n", t->name, shape, dtype_name(t->dtype));
+      break;
+    case SCOPE_FRAGMENT:
+      emit_printf(e, "        %s = T.alloc_fragment(%s, \"%s\")\n", t->name, shape, dtype_name(t->dtype));
+      break;
+    case SCOPE_GLOBAL: emit_fail(e, "kernel %s: a tile buffer %s in global scope", k->name, t->name); break;
+    }
+  }
+  tl_list(e, &k->pre, "        ");
+  if (k->loop) {
+    emit_printf(e, "        for k in T.Pipelined(%lld, num_stages=%d):\n", (long long)k->loop, k->stages);
+    if (!k->body.len) emit_printf(e, "            pass\n");
+    tl_list(e, &k->body, "            ");
+  }
+  tl_list(e, &k->post, "        ");
+  if (!k->pre.len && !k->loop && !k->post.len) emit_printf(e, "        pass\n");
+}
+
+static void tl_launch(Emit *e, const Kernel *k) {
+  const TBuf *gs[1024];
+  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  emit_printf(e, "    compiled_kernel(\"%s\")(", k->name);
+  for (int i = 0; i < n; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[gs[i]->id]);
+  emit_printf(e, ")\n");
+}
+
+static void tl_extras(Emit *e) {
+  emit_printf(e, "PRIM_FUNCS = {\n");
+  for (int k = 0; k < e->tp->kernels.len; k++)
+    emit_printf(e, "    \"%s\": %s,\n", e->tp->kernels.data[k]->name, e->tp->kernels.data[k]->name);
+  emit_printf(e, "}\n_COMPILED = {}\n\n\n"
+                 "def compiled_kernel(name):\n"
+                 "    \"\"\"The compiled kernel `name` (compiled on first use, then cached).\"\"\"\n"
+                 "    if name not in _COMPILED:\n"
+                 "        _COMPILED[name] = tilelang.compile(PRIM_FUNCS[name], out_idx=None, target=TARGET)\n"
+                 "    return _COMPILED[name]\n\n\n");
+}
+
+const EmitTarget emit_tilelang = {
+    .name = "tilelang",
+    .op_template = tl_template,
+    .idx_min = "T.min",
+    .idx_max = "T.max",
+    .idx_and = "and",
+    .constant = tl_constant,
+    .load = tl_load,
+    .tile = tl_tile,
+    .imports = tl_imports,
+    .kernel = tl_kernel,
+    .launch = tl_launch,
+    .extras = tl_extras,
+};

@@ -1,0 +1,359 @@
+/*
+ * triton.c: the Triton emitter (CUDA capability 9.0).
+ *
+ * Each kernel becomes a @triton.jit function taking one pointer per global
+ * tensor it touches (tensors are contiguous and row-major, so a load's flat
+ * offset is computed from its indices and the constant shape).  The grid
+ * ids are tl.program_id(0..2).  Every map and store statement works on a
+ * 2-D block: i = tl.arange(0, R)[:, None], j = tl.arange(0, C)[None, :]
+ * (power-of-two extents, checked), a mask `_mask`, and `_zero`, a block of
+ * zeros added to every pointer so that each load has the statement's full
+ * block shape.  Triton's tl.where evaluates both branches and loads run
+ * whatever the select, so every load carries the statement's mask (the
+ * lowering clamps data-dependent indices, so masked-in loads are in
+ * bounds).  Tile buffers live in registers: a map assigns a block, a gemm
+ * is tl.dot accumulating into the float32 block (IEEE precision for f32
+ * storage, so that TF32 does not lose the f32 tolerance), a reduce is
+ * tl.sum/max/min along axis 1 combined with the accumulator.  A tile read
+ * must be at the statement's own coordinates (what the lowering produces).
+ * Offsets are int32, except into a global of 2^31 elements or more, whose
+ * indices are widened to int64 first.
+ */
+#include <string.h>
+
+#include "emit.h"
+
+static const char *tr_template(Op op, ElemKind ek) {
+  (void)ek;
+  switch (op) {
+  case OP_NEG: return "(-%0)";
+  case OP_EXP: return "tl.exp($0)";
+  case OP_LOG: return "tl.log($0)";
+  case OP_SQRT: return "tl.sqrt($0)";
+  case OP_RSQRT: return "tl.rsqrt($0)";
+  case OP_TANH: return "libdevice.tanh($0)";
+  case OP_ERF: return "libdevice.erf($0)";
+  case OP_SIGMOID: return "tl.sigmoid($0)";
+  case OP_RELU: return "tl.maximum($0, 0.0, propagate_nan=tl.PropagateNan.ALL)";
+  case OP_ABS: return "tl.abs($0)";
+  case OP_CAST: return "$0.to(tl.float32)";
+  case OP_ADD: return "(%0 + %1)";
+  case OP_SUB: return "(%0 - %1)";
+  case OP_MUL: return "(%0 * %1)";
+  case OP_DIV: return "(%0 / %1)";
+  case OP_POW: return "libdevice.pow($0, $1)";
+  case OP_MAX: return "tl.maximum($0, $1, propagate_nan=tl.PropagateNan.ALL)";
+  case OP_MIN: return "tl.minimum($0, $1, propagate_nan=tl.PropagateNan.ALL)";
+  case OP_LT: return "(%0 < %1)";
+  case OP_LE: return "(%0 <= %1)";
+  case OP_GT: return "(%0 > %1)";
+  case OP_GE: return "(%0 >= %1)";
+  case OP_EQ: return "(%0 == %1)";
+  case OP_NE: return "(%0 != %1)";
+  case OP_SELECT: return "tl.where(?0, %1, %2)";
+  case OP_INPUT:
+  case OP_CONST:
+  case OP_IOTA:
+  case OP_SUM:
+  case OP_AMAX:
+  case OP_AMIN:
+  case OP_MATMUL:
+  case OP_PERMUTE:
+  case OP_RESHAPE:
+  case OP_SLICE:
+  case OP_CONCAT:
+  case OP_GATHER:
+  case OP_COUNT: return NULL;
+  }
+  return NULL;
+}
+
+/* Constants: Python numbers (INF and NAN are module-level constexprs);
+   as_value: a 0-d tensor, for the math functions that take tensors only. */
+static void tr_constant(Emit *e, const SExpr *x, bool as_value) {
+  char buf[48];
+  const char *s;
+  if (x->kind == SX_INT) s = arena_printf(e->a, "%lld", (long long)x->i);
+  else if (x->f != x->f) s = "NAN";
+  else if (x->f > 1e308) s = "INF";
+  else if (x->f < -1e308) s = "-INF";
+  else {
+    fmt_double(buf, sizeof buf, x->f);
+    if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+    s = buf;
+  }
+  if (as_value) emit_printf(e, "tl.full([], %s, %s)", s, x->kind == SX_INT ? "tl.int32" : "tl.float32");
+  else emit_printf(e, "%s", s);
+}
+
+static const char *tl_dtype(DType t) {
+  switch (t) {
+  case DT_F32: return "tl.float32";
+  case DT_F16: return "tl.float16";
+  case DT_BF16: return "tl.bfloat16";
+  case DT_I32: return "tl.int32";
+  case DT_I64: return "tl.int64";
+  case DT_BOOL: return "tl.int1";
+  }
+  return "?";
+}
+
+/* The signature type Triton gives a pointer to t. */
+static const char *ptr_sig(DType t) {
+  switch (t) {
+  case DT_F32: return "*fp32";
+  case DT_F16: return "*fp16";
+  case DT_BF16: return "*bf16";
+  case DT_I32: return "*i32";
+  case DT_I64: return "*i64";
+  case DT_BOOL: return "*i1";
+  }
+  return "?";
+}
+
+/* G + flat offset of the indices + _zero (in int64 for a global of 2^31
+   elements or more) */
+static void tr_pointer(Emit *e, const TBuf *g, SExpr **idx, int n) {
+  bool big = shape_numel(&g->shape) >= ((int64_t)1 << 31);
+  emit_printf(e, "%s + ", e->gname[g->id]);
+  int64_t stride = 1;
+  int64_t strides[TS_MAX_RANK];
+  for (int d = n - 1; d >= 0; d--) {
+    strides[d] = stride;
+    stride *= g->shape.d[d].n;
+  }
+  bool any = false;
+  for (int d = 0; d < n; d++) {
+    if (idx[d]->kind == SX_INT && idx[d]->i == 0) continue;
+    if (any) emit_printf(e, " + ");
+    emit_expr(e, idx[d]);
+    if (big && idx[d]->kind != SX_INT) emit_printf(e, ".to(tl.int64)");
+    if (strides[d] != 1) emit_printf(e, " * %lld", (long long)strides[d]);
+    any = true;
+  }
+  emit_printf(e, "%s_zero", any ? " + " : "");
+}
+
+static void tr_load(Emit *e, const SExpr *x) {
+  emit_printf(e, "tl.load(");
+  tr_pointer(e, x->buf, x->idx, x->nidx);
+  emit_printf(e, ", mask=_mask, other=0)");
+  if (emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
+}
+
+static void tr_tile(Emit *e, const SExpr *x) {
+  bool ident = x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I &&
+               (x->nidx == 1 || (x->idx[1]->kind == SX_VAR && x->idx[1]->var == TV_J));
+  if (!ident) emit_fail(e, "the tile %s is read away from the statement's own coordinates", x->buf->name);
+  if (x->nidx == 1) emit_printf(e, "%s[:, None]", x->buf->name);
+  else emit_printf(e, "%s", x->buf->name);
+  if (emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
+}
+
+static void tr_imports(Emit *e) {
+  emit_printf(e, "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n"
+                 "INF = tl.constexpr(float(\"inf\"))\nNAN = tl.constexpr(float(\"nan\"))\n");
+}
+
+static bool pow2(int64_t v) { return v >= 1 && (v & (v - 1)) == 0; }
+
+/* The block header of a statement over [r, c]: i, j, _zero, _mask. */
+static void block(Emit *e, const char *ind, const Stmt *s, int64_t r, int64_t c) {
+  if (!pow2(r) || !pow2(c))
+    emit_fail(e, "the block [%lld, %lld] of kernel %s is not a power of two", (long long)r, (long long)c,
+              e->k->name);
+  emit_printf(e, "%si = tl.arange(0, %lld)[:, None]\n", ind, (long long)r);
+  emit_printf(e, "%sj = tl.arange(0, %lld)[None, :]\n", ind, (long long)c);
+  emit_printf(e, "%s_zero = tl.zeros((%lld, %lld), tl.int32)\n", ind, (long long)r, (long long)c);
+  emit_printf(e, "%s_mask = ", ind); /* the mask, as a block */
+  if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
+    emit_printf(e, "(");
+    emit_cond(e, s->mask);
+    emit_printf(e, ") & ");
+  }
+  emit_printf(e, "(_zero == 0)\n");
+}
+
+static const char *reduce_combine(Op op) {
+  switch (op) {
+  case OP_SUM: return "%s + tl.sum(%s, axis=1)";
+  case OP_AMAX: return "tl.maximum(%s, tl.max(%s, axis=1), propagate_nan=tl.PropagateNan.ALL)";
+  case OP_AMIN: return "tl.minimum(%s, tl.min(%s, axis=1), propagate_nan=tl.PropagateNan.ALL)";
+  case OP_INPUT:
+  case OP_CONST:
+  case OP_IOTA:
+  case OP_NEG:
+  case OP_EXP:
+  case OP_LOG:
+  case OP_SQRT:
+  case OP_RSQRT:
+  case OP_TANH:
+  case OP_ERF:
+  case OP_SIGMOID:
+  case OP_RELU:
+  case OP_ABS:
+  case OP_CAST:
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+  case OP_DIV:
+  case OP_POW:
+  case OP_MAX:
+  case OP_MIN:
+  case OP_LT:
+  case OP_LE:
+  case OP_GT:
+  case OP_GE:
+  case OP_EQ:
+  case OP_NE:
+  case OP_SELECT:
+  case OP_MATMUL:
+  case OP_PERMUTE:
+  case OP_RESHAPE:
+  case OP_SLICE:
+  case OP_CONCAT:
+  case OP_GATHER:
+  case OP_COUNT: return NULL;
+  }
+  return NULL;
+}
+
+/* value as a block of shape [r, c] and type dt */
+static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SExpr *other, DType dt, int64_t r,
+                           int64_t c) {
+  const char *zt = emit_is_real(dt) ? "tl.float32" : dt == DT_BOOL ? "tl.int1" : tl_dtype(dt);
+  emit_printf(e, "(");
+  if (mask && other) {
+    emit_printf(e, "tl.where(_mask, ");
+    emit_expr(e, v);
+    emit_printf(e, ", ");
+    emit_expr(e, other);
+    emit_printf(e, ")");
+  } else {
+    emit_expr(e, v);
+  }
+  if (dt == DT_BOOL) emit_printf(e, " | tl.zeros((%lld, %lld), tl.int1))", (long long)r, (long long)c);
+  else emit_printf(e, " + tl.zeros((%lld, %lld), %s))", (long long)r, (long long)c, zt);
+  if (emit_is_real(dt) && dt != DT_F32) emit_printf(e, ".to(%s)", tl_dtype(dt));
+}
+
+static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
+  switch (s->kind) {
+  case ST_FILL: {
+    const TBuf *d = s->dst;
+    emit_printf(e, "%s%s = tl.full(", ind, d->name);
+    if (d->shape.rank == 1) emit_printf(e, "(%lld,), ", (long long)d->shape.d[0].n);
+    else emit_printf(e, "(%lld, %lld), ", (long long)d->shape.d[0].n, (long long)d->shape.d[1].n);
+    emit_expr(e, s->value);
+    emit_printf(e, ", %s)\n", tl_dtype(d->dtype));
+    return;
+  }
+  case ST_MAP: {
+    const TBuf *d = s->dst;
+    int64_t r = d->shape.d[0].n, c = d->shape.rank == 2 ? d->shape.d[1].n : 1;
+    block(e, ind, s, r, c);
+    emit_printf(e, "%s%s = ", ind, d->name);
+    if (d->shape.rank == 1) emit_printf(e, "tl.reshape(");
+    tr_block_value(e, s->value, s->mask, s->other, d->dtype, r, c);
+    if (d->shape.rank == 1) emit_printf(e, ", (%lld,))", (long long)r);
+    emit_printf(e, "\n");
+    return;
+  }
+  case ST_GEMM: {
+    const Shape *a = &s->a->shape, *b = &s->b->shape;
+    if (a->d[0].n < 16 || a->d[1].n < 16 || b->d[1].n < 16)
+      emit_fail(e, "tl.dot needs tiles of at least 16 (kernel %s)", e->k->name);
+    emit_printf(e, "%s%s = tl.dot(%s, %s, %s%s)\n", ind, s->dst->name, s->a->name, s->b->name, s->dst->name,
+                s->a->dtype == DT_F32 ? ", input_precision=\"ieee\"" : "");
+    return;
+  }
+  case ST_REDUCE: {
+    const char *comb = reduce_combine(s->reduce_op);
+    if (!comb) {
+      emit_fail(e, "a reduce with op %s", op_info[s->reduce_op].name);
+      return;
+    }
+    emit_printf(e, "%s%s = ", ind, s->dst->name);
+    if (s->clear)
+      emit_printf(e, "tl.%s(%s, axis=1)\n", s->reduce_op == OP_SUM ? "sum" : s->reduce_op == OP_AMAX ? "max" : "min",
+                  s->a->name);
+    else {
+      emit_printf(e, comb, s->dst->name, s->a->name);
+      emit_printf(e, "\n");
+    }
+    return;
+  }
+  case ST_STORE:
+  case ST_ATOMIC_ADD: {
+    block(e, ind, s, s->ext[0], s->ext[1]);
+    emit_printf(e, "%s%s(", ind, s->kind == ST_STORE ? "tl.store" : "tl.atomic_add");
+    SExpr *zero = NULL;
+    tr_pointer(e, s->global, s->ngidx ? s->gidx : &zero, s->ngidx);
+    emit_printf(e, ", ");
+    tr_block_value(e, s->value, NULL, NULL, s->global->dtype, s->ext[0], s->ext[1]);
+    emit_printf(e, ", mask=_mask)\n");
+    return;
+  }
+  }
+}
+
+static void tr_list(Emit *e, const StmtList *l, const char *ind) {
+  for (int i = 0; i < l->len; i++) tr_stmt(e, l->data[i], ind);
+}
+
+static void tr_kernel(Emit *e, const Kernel *k) {
+  const TBuf *gs[1024];
+  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  emit_printf(e, "@triton.jit\ndef %s(", k->name);
+  for (int i = 0; i < n; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[gs[i]->id]);
+  emit_printf(e, "):\n");
+  emit_kernel_comment(e, k, "    ");
+  emit_printf(e, "    bx = tl.program_id(0)\n    by = tl.program_id(1)\n    bz = tl.program_id(2)\n");
+  tr_list(e, &k->pre, "    ");
+  if (k->loop) {
+    emit_printf(e, "    for k in range(0, %lld):\n", (long long)k->loop);
+    tr_list(e, &k->body, "        ");
+  }
+  tr_list(e, &k->post, "    ");
+}
+
+static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }
+
+static void tr_launch(Emit *e, const Kernel *k) {
+  const TBuf *gs[1024];
+  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  emit_printf(e, "    %s[(%lld, %lld, %lld)](", k->name, (long long)k->grid[0], (long long)k->grid[1],
+              (long long)k->grid[2]);
+  for (int i = 0; i < n; i++) emit_printf(e, "%s, ", e->gname[gs[i]->id]);
+  emit_printf(e, "num_warps=%d)\n", warps(k));
+}
+
+/* A table for compiling the kernels without a GPU (tests/emit). */
+static void tr_extras(Emit *e) {
+  emit_printf(e, "# (kernel, pointer signature, grid, num_warps) of each kernel, in launch order\nTRITON_KERNELS = [\n");
+  for (int k = 0; k < e->tp->kernels.len; k++) {
+    const Kernel *K = e->tp->kernels.data[k];
+    const TBuf *gs[1024];
+    int n = emit_kernel_globals(K, e->tp, gs, 1024);
+    emit_printf(e, "    (%s, {", K->name);
+    for (int i = 0; i < n; i++) emit_printf(e, "%s\"%s\": \"%s\"", i ? ", " : "", e->gname[gs[i]->id], ptr_sig(gs[i]->dtype));
+    emit_printf(e, "}, (%lld, %lld, %lld), %d),\n", (long long)K->grid[0], (long long)K->grid[1],
+                (long long)K->grid[2], warps(K));
+  }
+  emit_printf(e, "]\n\n\n");
+}
+
+const EmitTarget emit_triton = {
+    .name = "triton",
+    .op_template = tr_template,
+    .idx_min = "tl.minimum",
+    .idx_max = "tl.maximum",
+    .idx_and = "&",
+    .constant = tr_constant,
+    .load = tr_load,
+    .tile = tr_tile,
+    .imports = tr_imports,
+    .kernel = tr_kernel,
+    .launch = tr_launch,
+    .extras = tr_extras,
+};

@@ -1,0 +1,693 @@
+/*
+ * verify.c: `tilesmith verify`, the tile program against the graph.
+ *
+ * Judging a kernel.  After the tile interpreter has run the whole program,
+ * every global a kernel stores (checked after the last kernel that stores
+ * it) is compared with the graph interpreter's value of the global's node,
+ * evaluated with interp_run_ex from the tile program's own values of every
+ * other global.  So each kernel is judged on exactly the inputs it read: an
+ * error is attributed to the first kernel that makes one, and rounding in
+ * the storage type upstream (which an ill-conditioned op such as softmax of
+ * large logits amplifies without bound) is never blamed on a later kernel.
+ * A mismatch at a kernel one of whose nodes reaches, in float64 from the
+ * kernel's own inputs, beyond the storage type's range is a skip, not a
+ * failure: the adversarial inputs are out of range for that type.
+ * A fault of the tile interpreter (an out-of-bounds access) is reported at
+ * its kernel and statement unless an earlier kernel already mismatched.
+ * With normal inputs the final output is also compared with the all-float64
+ * result (tolerance x5); a difference there is a note, not a failure: when
+ * every kernel is right on its own inputs the program is right, and an
+ * ill-conditioned one (softmax of large logits from unnormalized random
+ * weights) drifts however it is lowered.
+ *
+ * Tolerances.  |got - want| <= rtol * (|want| + scale) + eval + the
+ * smallest subnormal, where scale is the larger of the row's largest |want| (row: the
+ * last axis) and the RMS of the whole tensor: the relative part covers
+ * rounding the result to the storage type, the scaled part the error of a
+ * sum whose terms cancel (a gemm over tiles rounded to the storage type, a
+ * reduction in float32), whose size follows the terms, not the result.
+ * rtol: bf16 2e-2 (5 units in the last place of its 8-bit significand),
+ * f16 4e-3 (4 ulp of 11 bits), f32 1e-4 (float32 evaluation of exp/pow and
+ * f32 accumulation against float64); eval is the error float32 evaluation
+ * may make in the kernel (eval_atol: 2^-24 of the largest value it reads
+ * per term reduced, x4), which matters only where a kernel subtracts huge
+ * values (cross-entropy of 1e8 logits).  Integer and boolean tensors must match
+ * exactly.  Where the reference leaves the storage type's range (it
+ * overflows it, or is infinite or NaN because the kernel's inputs already
+ * overflowed), the tile value must leave it too, but which infinity or NaN
+ * is not compared: float32 gets there by other roads than float64 (0 * inf
+ * after an underflow).  A finite reference needs a finite value, except
+ * that a value within 2*rtol of the type's largest finite one may round to
+ * infinity.
+ *
+ * Instances.  The entry's Nat parameters (elab_entry_nats; --size values
+ * replace them) are shrunk by families of monotone maps that keep the
+ * divisibility of sizes by smaller sizes (D by H, H by Hkv), each family
+ * trying smaller tops until the tile program's work is under a budget:
+ *   as given  the sizes themselves, when they are already small enough;
+ *   no tails  1, 2 stay; <= 8 -> 4; <= 32 -> 8; larger -> 64; then
+ *             (4, 8, 32), (2, 4, 16), (2, 2, 2) while over the budget;
+ *   tails     1 stays; <= 8 -> 3; <= 32 -> 9; larger -> 45; then
+ *             (3, 9, 27), (3, 3, 9), (3, 3, 3);
+ *   ones      every size 1;
+ *   scaled    every size divided (rounding up) by the power of two that
+ *             brings the largest to 64 (32, 16, 8): the sizes' ratios
+ *             stay (a window W = N/4 stays a quarter of N).
+ * An instance that does not elaborate (a constraint of the program rejects
+ * it) is skipped silently, as is one equal to an earlier instance.  Each
+ * instance runs `trials` trials of normal inputs and one of each adversarial
+ * kind.
+ */
+#include "verify.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_NATS 32
+#define WORK_BUDGET 3.0e7
+
+const char *verify_input_name(VerifyInput k) {
+  switch (k) {
+  case VIN_NORMAL: return "normal";
+  case VIN_LARGE: return "large";
+  case VIN_TIES: return "ties";
+  case VIN_MASKED_ROWS: return "masked-rows";
+  case VIN_EXTREME: return "extreme";
+  }
+  return "?";
+}
+
+double verify_rtol(DType dt) {
+  switch (dt) {
+  case DT_BF16: return 2e-2;
+  case DT_F16: return 4e-3;
+  case DT_F32: return 1e-4;
+  case DT_I32:
+  case DT_I64:
+  case DT_BOOL: return 0;
+  }
+  return 0;
+}
+
+static double dtype_max(DType dt) {
+  switch (dt) {
+  case DT_F16: return 65504.0;
+  case DT_BF16: return 3.3895313892515355e38;
+  case DT_F32: return 3.4028234663852886e38;
+  case DT_I32:
+  case DT_I64:
+  case DT_BOOL: return INFINITY;
+  }
+  return INFINITY;
+}
+
+static double dtype_tiny(DType dt) {
+  switch (dt) {
+  case DT_F16: return 5.960464477539063e-08;
+  case DT_BF16: return 9.183549615799121e-41;
+  case DT_F32: return 1.401298464324817e-45;
+  case DT_I32:
+  case DT_I64:
+  case DT_BOOL: return 0;
+  }
+  return 0;
+}
+
+/* ---- inputs ---- */
+
+void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor **inputs) {
+  interp_random_inputs(g, inputs, seed);
+  Rng rng;
+  rng_seed(&rng, seed * 0x9e3779b97f4a7c15ULL + (uint64_t)kind);
+  bool f16 = dt == DT_F16;
+  double large = f16 ? 15 : 1e3, big = f16 ? 200 : 1e6, tiny = f16 ? 1e-6 : 1e-20, neg = -1e4;
+  for (int i = 0; i < g->ninputs; i++) {
+    const Node *in = g->inputs[i];
+    Tensor *t = inputs[i];
+    if (in->kind != EK_REAL || in->role == ROLE_INDEX) continue;
+    int64_t n = shape_numel(&t->shape);
+    int64_t len = t->shape.rank ? t->shape.d[t->shape.rank - 1].n : 1;
+    for (int64_t e = 0; e < n; e++) {
+      double *x = &t->data[e];
+      switch (kind) {
+      case VIN_NORMAL: break;
+      case VIN_LARGE: *x *= large; break;
+      case VIN_TIES: *x = (double)(rng_below(&rng, 3) - 1); break;
+      case VIN_MASKED_ROWS:
+        if (len > 0 && e % len == 0) {
+          int64_t keep = rng_below(&rng, len);
+          for (int64_t j = 0; j < len; j++)
+            if (j != keep) t->data[e + j] = neg;
+        }
+        break;
+      case VIN_EXTREME: {
+        int64_t r = rng_below(&rng, 4);
+        if (r == 0) *x = (*x < 0 ? -big : big) * (1 + rng_uniform(&rng));
+        else if (r == 1) *x *= tiny;
+        break;
+      }
+      }
+    }
+    for (int64_t e = 0; e < n; e++) t->data[e] = dtype_round(dt, t->data[e]);
+  }
+}
+
+/* ---- comparing tensors ---- */
+
+typedef struct Cmp {
+  bool ok;
+  int64_t at;          /* first mismatch (flat) */
+  double got, want, tol;
+  double worst;        /* largest err/tol */
+} Cmp;
+
+static bool near_max(double v, double mx, double rtol) { return fabs(v) >= mx * (1 - 2 * rtol); }
+
+static void compare(const Tensor *got, const Tensor *want, DType dt, double rtol, double atol, Cmp *c) {
+  memset(c, 0, sizeof *c);
+  c->ok = true;
+  int64_t n = shape_numel(&want->shape);
+  int64_t len = want->shape.rank ? want->shape.d[want->shape.rank - 1].n : 1;
+  if (len < 1) len = 1;
+  double ss = 0;
+  int64_t cnt = 0;
+  for (int64_t e = 0; e < n; e++)
+    if (isfinite(want->data[e])) ss += want->data[e] * want->data[e], cnt++;
+  double rms = cnt ? sqrt(ss / (double)cnt) : 0, mx = dtype_max(dt), tiny = dtype_tiny(dt);
+  for (int64_t row = 0; row < n; row += len) {
+    double rowmax = 0;
+    for (int64_t e = row; e < row + len && e < n; e++)
+      if (isfinite(want->data[e]) && fabs(want->data[e]) > rowmax) rowmax = fabs(want->data[e]);
+    double scale = rowmax > rms ? rowmax : rms;
+    for (int64_t e = row; e < row + len && e < n; e++) {
+      double g = got->data[e], w = want->data[e], tol = rtol * (fabs(w) + scale) + atol + tiny, ratio;
+      bool ok;
+      double wr = dtype_round(dt, w);
+      if (rtol == 0) ok = g == w || (isnan(g) && isnan(w)), ratio = ok ? 0 : INFINITY;
+      else if (!isfinite(wr)) {
+        /* out of the type's range: got must be out of it too (or at its
+           edge); which infinity or NaN is not compared, since float32
+           reaches them by other roads (0 * inf after an underflow) */
+        ok = !isfinite(g) || near_max(g, mx, rtol);
+        ratio = ok ? 0 : INFINITY;
+      } else {
+        if (!isfinite(g)) {
+          ok = isinf(g) && near_max(w, mx, rtol) && (g > 0) == (w > 0);
+          ratio = ok ? 0 : INFINITY;
+        } else {
+          ratio = fabs(g - w) / tol;
+          ok = ratio <= 1;
+        }
+      }
+      if (ratio > c->worst || (!ok && c->ok)) c->worst = ratio > c->worst ? ratio : c->worst;
+      if (!ok && c->ok) {
+        c->ok = false;
+        c->at = e, c->got = g, c->want = w, c->tol = tol;
+      }
+    }
+  }
+}
+
+static void index_of(const Shape *s, int64_t flat, char *buf, size_t n) {
+  int64_t ix[TS_MAX_RANK];
+  for (int d = s->rank - 1; d >= 0; d--) {
+    int64_t m = s->d[d].n > 0 ? s->d[d].n : 1;
+    ix[d] = flat % m;
+    flat /= m;
+  }
+  size_t used = (size_t)snprintf(buf, n, "[");
+  for (int d = 0; d < s->rank && used < n; d++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%lld", d ? ", " : "", (long long)ix[d]);
+  if (used < n) snprintf(buf + used, n - used, "]");
+}
+
+/* ---- one trial ---- */
+
+/* The first store statement of k into global b, or NULL. */
+static const Stmt *store_of(const Kernel *k, const TBuf *b) {
+  const StmtList *lists[3] = {&k->pre, &k->body, &k->post};
+  for (int l = 0; l < 3; l++)
+    for (int i = 0; i < lists[l]->len; i++) {
+      const Stmt *s = lists[l]->data[i];
+      if ((s->kind == ST_STORE || s->kind == ST_ATOMIC_ADD) && s->global == b) return s;
+    }
+  return NULL;
+}
+
+/* ---- the error of float32 evaluation ---- */
+
+static void mark_loads(const TileProgram *tp, const SExpr *e, bool *read) {
+  if (!e) return;
+  switch (e->kind) {
+  case SX_INT:
+  case SX_REAL:
+  case SX_VAR: return;
+  case SX_LOAD:
+    for (int g = 0; g < tp->globals.len; g++)
+      if (tp->globals.data[g] == e->buf) read[g] = true;
+    for (int i = 0; i < e->nidx; i++) mark_loads(tp, e->idx[i], read);
+    return;
+  case SX_TILE:
+    for (int i = 0; i < e->nidx; i++) mark_loads(tp, e->idx[i], read);
+    return;
+  case SX_IDX:
+  case SX_OP:
+    for (int i = 0; i < e->n && i < 3; i++) mark_loads(tp, e->a[i], read);
+    return;
+  }
+}
+
+/* The absolute error float32 evaluation may make in kernel k: an op
+   rounds its result to float32 (2^-24 relative), so a difference of two
+   large values read from memory (amax + log(sum) - picked over logits of
+   1e8) keeps 2^-24 of their magnitude as error, and a reduction adds one
+   such error per term.  4 * 2^-24 * (largest value k reads) * (terms
+   reduced, at least 1): far below any real lowering error unless the
+   program subtracts huge values, where float32 itself cannot do better. */
+static double eval_atol(const TileProgram *tp, const Kernel *k, Tensor **glob) {
+  int ng = tp->globals.len;
+  bool *read = calloc((size_t)(ng ? ng : 1), sizeof *read);
+  if (!read) return INFINITY;
+  double terms = 1;
+  const StmtList *lists[3] = {&k->pre, &k->body, &k->post};
+  for (int l = 0; l < 3; l++)
+    for (int i = 0; i < lists[l]->len; i++) {
+      const Stmt *s = lists[l]->data[i];
+      mark_loads(tp, s->value, read);
+      mark_loads(tp, s->mask, read);
+      mark_loads(tp, s->other, read);
+      for (int d = 0; d < s->ngidx; d++) mark_loads(tp, s->gidx[d], read);
+      if ((s->kind == ST_REDUCE || s->kind == ST_GEMM) && s->a && s->a->shape.rank == 2)
+        terms += (double)s->a->shape.d[1].n * (double)(l == 1 && k->loop > 0 ? k->loop : 1);
+    }
+  double mx = 0;
+  for (int g = 0; g < ng; g++) {
+    if (!read[g] || !glob[g]) continue;
+    int64_t n = shape_numel(&glob[g]->shape);
+    for (int64_t e = 0; e < n; e++)
+      if (isfinite(glob[g]->data[e]) && fabs(glob[g]->data[e]) > mx) mx = fabs(glob[g]->data[e]);
+  }
+  free(read);
+  return 4 * 0x1p-24 * mx * terms;
+}
+
+typedef struct Trial {
+  int ng, nn;
+  Tensor **glob;      /* the tile program's globals */
+  Tensor **given;     /* per node: borrowed from glob */
+  Tensor *out, *ref;
+  bool *keep;         /* out_of_range: the kernel's nodes ... */
+  Tensor **values;    /* ... and their float64 values */
+} Trial;
+
+static void drop_values(Trial *t) {
+  for (int i = 0; t->values && i < t->nn; i++) tensor_free(t->values[i]);
+  free(t->values);
+  free(t->keep);
+  t->values = NULL;
+  t->keep = NULL;
+}
+
+static void trial_free(Trial *t) {
+  if (!t) return;
+  drop_values(t);
+  for (int i = 0; t->glob && i < t->ng; i++) tensor_free(t->glob[i]);
+  free(t->glob);
+  free(t->given);
+  tensor_free(t->out);
+  tensor_free(t->ref);
+  free(t);
+}
+
+static void fmt_num(char *buf, size_t n, double v) { snprintf(buf, n, "%.6g", v); }
+
+static bool fail_at(VerifyResult *res, const Kernel *k, const Stmt *s, const TBuf *b, const Cmp *c,
+                    const char *note) {
+  char where[160], ix[160], g[40], w[40], tol[40];
+  tile_stmt_where(k, s, where, sizeof where);
+  index_of(&b->shape, c->at, ix, sizeof ix);
+  fmt_num(g, sizeof g, c->got);
+  fmt_num(w, sizeof w, c->want);
+  fmt_num(tol, sizeof tol, c->tol);
+  res->pass = false;
+  res->kernel = k;
+  res->stmt = s;
+  res->worst = c->worst;
+  snprintf(res->msg, sizeof res->msg, "%s stores %s%s = %s, want %s (tolerance %s, %s)%s", where, b->name, ix, g, w,
+           tol, dtype_name(b->dtype), note);
+  return false;
+}
+
+/* When kernel K mismatches: does one of the nodes it computes reach, in
+   float64 from K's own inputs, beyond the storage type's range?  Then the
+   inputs are out of range for the type (a product of two large matmul
+   outputs in float16) and the mismatch says nothing about the lowering.
+   Returns that node (and its value in *v), or NULL. */
+static const Node *out_of_range(const TileProgram *tp, const Kernel *K, const Node *n, Tensor **inputs, Trial *t,
+                                double *v) {
+  double mx = dtype_max(tp->dtype);
+  if (!isfinite(mx)) return NULL;
+  t->keep = calloc((size_t)(t->nn ? t->nn : 1), sizeof *t->keep);
+  t->values = calloc((size_t)(t->nn ? t->nn : 1), sizeof *t->values);
+  if (!t->keep || !t->values) {
+    drop_values(t);
+    return NULL;
+  }
+  for (int i = 0; i < K->covers.len; i++)
+    if (K->covers.data[i]->kind == EK_REAL) t->keep[K->covers.data[i]->id] = true;
+  Tensor *saved = t->given[n->id];
+  t->given[n->id] = NULL;
+  t->ref = interp_run_ex(tp->g, inputs, t->given, n, t->keep, t->values);
+  t->given[n->id] = saved;
+  const Node *found = NULL;
+  for (int i = 0; i < t->nn && !found; i++) {
+    if (!t->values[i]) continue;
+    int64_t m = shape_numel(&t->values[i]->shape);
+    for (int64_t e = 0; e < m && !found; e++)
+      if (isfinite(t->values[i]->data[e]) && fabs(t->values[i]->data[e]) > mx)
+        found = tp->g->nodes[i], *v = t->values[i]->data[e];
+  }
+  drop_values(t);
+  tensor_free(t->ref);
+  t->ref = NULL;
+  return found;
+}
+
+static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyResult *res, Trial *t) {
+  Graph *g = tp->g;
+  TileFault f;
+  t->out = tile_run(tp, inputs, t->glob, &f);
+  int nk = tp->kernels.len, stop = nk;
+  if (f.hit)
+    for (int k = 0; k < nk; k++)
+      if (tp->kernels.data[k] == f.kernel) stop = k;
+  for (int gi = 0; gi < t->ng; gi++) {
+    const TBuf *b = tp->globals.data[gi];
+    if (!b->node || !t->glob[gi] || (b->role == GB_OUTPUT && b->node->op == OP_INPUT)) continue;
+    t->given[b->node->id] = t->glob[gi];
+  }
+  double worst = 0;
+  int checked = 0;
+  for (int k = 0; k < stop; k++) {
+    const Kernel *K = tp->kernels.data[k];
+    for (int gi = 0; gi < t->ng; gi++) {
+      const TBuf *b = tp->globals.data[gi];
+      const Stmt *s = store_of(K, b);
+      if (!s || !b->node || !t->glob[gi]) continue;
+      bool later = false;
+      for (int k2 = k + 1; k2 < nk; k2++) later |= store_of(tp->kernels.data[k2], b) != NULL;
+      if (later) continue;
+      const Node *n = b->node;
+      Tensor *saved = t->given[n->id];
+      t->given[n->id] = NULL;
+      t->ref = interp_run_ex(g, inputs, t->given, n, NULL, NULL);
+      t->given[n->id] = saved;
+      Cmp c;
+      compare(t->glob[gi], t->ref, b->dtype, verify_rtol(b->dtype), eval_atol(tp, K, t->glob), &c);
+      tensor_free(t->ref);
+      t->ref = NULL;
+      checked++;
+      if (c.worst > worst) worst = c.worst;
+      if (!c.ok) {
+        double v;
+        const Node *big = out_of_range(tp, K, n, inputs, t, &v);
+        fail_at(res, K, s, b, &c, "");
+        if (!big) return false;
+        char msg[sizeof res->msg];
+        snprintf(msg, sizeof msg, "skipped: %%%d (%s) of %s reaches %.6g in float64, beyond %s's range: the inputs are "
+                 "out of range for this storage type (%.400s)", big->id, op_info[big->op].name, K->name, v,
+                 dtype_name(tp->dtype), res->msg);
+        memcpy(res->msg, msg, sizeof msg);
+        res->pass = res->skipped = true;
+        return true;
+      }
+    }
+  }
+  if (f.hit) {
+    char where[160];
+    res->pass = false;
+    res->kernel = f.kernel;
+    res->stmt = f.stmt;
+    if (f.kernel && f.stmt) tile_stmt_where(f.kernel, f.stmt, where, sizeof where);
+    else snprintf(where, sizeof where, "%s", f.kernel ? f.kernel->name : "the program");
+    snprintf(res->msg, sizeof res->msg, "fault in %s: %s", where, f.msg);
+    return false;
+  }
+  char note[600] = "";
+  if (e2e && t->out && tp->output) {
+    /* informational: a kernel that is right on its own inputs is right; an
+       ill-conditioned program (softmax of large logits) can still drift */
+    t->ref = interp_run(g, inputs);
+    Cmp c;
+    DType dt = tp->output->dtype;
+    compare(t->out, t->ref, dt, 5 * verify_rtol(dt), 0, &c);
+    if (!c.ok) {
+      char ix[160], gs[40], ws[40];
+      index_of(&tp->output->shape, c.at, ix, sizeof ix);
+      fmt_num(gs, sizeof gs, c.got);
+      fmt_num(ws, sizeof ws, c.want);
+      snprintf(note, sizeof note, "; note: end to end, %s%s = %s against %s in float64 (beyond 5x tolerance): "
+               "rounding in %s accumulates across kernels", tp->output->name, ix, gs, ws, dtype_name(dt));
+    }
+  }
+  res->pass = true;
+  res->worst = worst;
+  snprintf(res->msg, sizeof res->msg, "%d kernel%s, %d tensor%s checked, worst error %.2f of tolerance%s", nk,
+           nk == 1 ? "" : "s", checked, checked == 1 ? "" : "s", worst, note);
+  return true;
+}
+
+bool verify_trial(const TileProgram *tp, Tensor **inputs, bool end_to_end, VerifyResult *res) {
+  memset(res, 0, sizeof *res);
+  Graph *g = tp->g;
+  Ctx *c = g->ctx;
+  Trial *t = calloc(1, sizeof *t);
+  if (t) {
+    t->ng = tp->globals.len;
+    t->nn = g->nnodes;
+    t->glob = calloc((size_t)(t->ng ? t->ng : 1), sizeof *t->glob);
+    t->given = calloc((size_t)(t->nn ? t->nn : 1), sizeof *t->given);
+  }
+  if (!t || !t->glob || !t->given) {
+    trial_free(t);
+    snprintf(res->msg, sizeof res->msg, "out of memory");
+    return false;
+  }
+  jmp_buf here;
+  jmp_buf *prev = c->unwind;
+  if (prev) {
+    if (setjmp(here)) {
+      c->unwind = prev;
+      trial_free(t);
+      longjmp(*prev, 1);
+    }
+    c->unwind = &here;
+  }
+  bool ok = trial_run(tp, inputs, end_to_end, res, t);
+  c->unwind = prev;
+  trial_free(t);
+  return ok;
+}
+
+/* ---- instances ---- */
+
+/* The size a family maps v to at a level (0 largest); every map is monotone
+   and its values form a chain of divisors, so D/H and H/Hkv stay whole. */
+static int64_t shrink(int family, int level, int64_t v, int64_t vmax) {
+  static const int64_t aligned[4][3] = {{4, 8, 64}, {4, 8, 32}, {2, 4, 16}, {2, 2, 2}};
+  static const int64_t tails[4][3] = {{3, 9, 45}, {3, 9, 27}, {3, 3, 9}, {3, 3, 3}};
+  int c = v <= 8 ? 0 : v <= 32 ? 1 : 2;
+  switch (family) {
+  case 1: return v <= 2 ? v : aligned[level][c]; /* no tails */
+  case 2: return v <= 1 ? v : tails[level][c];   /* tails */
+  case 3: return 1;                              /* ones */
+  case 4: {                                      /* scaled: ratios kept */
+    int64_t div = 1;
+    while (vmax / div > (64 >> level)) div *= 2;
+    return (v + div - 1) / div;
+  }
+  }
+  return v; /* as given */
+}
+
+static double list_work(const StmtList *l) {
+  double w = 0;
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    double dst = 1;
+    if (s->dst)
+      for (int d = 0; d < s->dst->shape.rank; d++) dst *= (double)s->dst->shape.d[d].n;
+    switch (s->kind) {
+    case ST_FILL: w += dst; break;
+    case ST_MAP: w += 8 * dst; break;
+    case ST_GEMM: w += dst * (s->a && s->a->shape.rank == 2 ? (double)s->a->shape.d[1].n : 1); break;
+    case ST_REDUCE: w += s->a && s->a->shape.rank == 2 ? (double)(s->a->shape.d[0].n * s->a->shape.d[1].n) : 1; break;
+    case ST_STORE:
+    case ST_ATOMIC_ADD: w += 8 * (double)s->ext[0] * (double)s->ext[1]; break;
+    }
+  }
+  return w;
+}
+
+/* A rough count of the tile interpreter's element operations for tp. */
+static double tile_work(const TileProgram *tp) {
+  double w = 0;
+  for (int k = 0; k < tp->kernels.len; k++) {
+    const Kernel *K = tp->kernels.data[k];
+    double blocks = (double)K->grid[0] * (double)K->grid[1] * (double)K->grid[2];
+    w += blocks * (list_work(&K->pre) + (double)K->loop * list_work(&K->body) + list_work(&K->post));
+  }
+  return w;
+}
+
+/* Elaborate and lower one instance in the context's current arena; NULL if
+   it does not elaborate (quietly) or breaks a tile invariant (reported). */
+static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, DType dt,
+                          FILE *err) {
+  jmp_buf here;
+  jmp_buf *prev = c->unwind;
+  FILE *save = c->err;
+  c->err = NULL;
+  if (setjmp(here)) {
+    c->unwind = prev;
+    c->err = save;
+    return NULL;
+  }
+  c->unwind = &here;
+  Graph *g = elab_entry(c, prog, entry, (Pos){0}, s, n);
+  c->unwind = prev;
+  c->err = save;
+  TileProgram *tp = tile_lower(g, dt);
+  if (!tile_check(tp, err)) {
+    fprintf(err, "tilesmith: internal error: the lowering broke a tile invariant\n");
+    return NULL;
+  }
+  return tp;
+}
+
+typedef struct Tally { int pass, fail, skip, instances; } Tally;
+
+/* One trial with fresh inputs; the graph interpreter's errors are caught. */
+static void one_trial(Ctx *c, const TileProgram *tp, DType dt, VerifyInput kind, uint64_t seed, VerifyResult *res) {
+  Graph *g = tp->g;
+  Tensor **volatile inputs = calloc((size_t)g->ninputs + 1, sizeof(Tensor *));
+  memset(res, 0, sizeof *res);
+  jmp_buf here;
+  jmp_buf *prev = c->unwind;
+  if (!inputs) {
+    snprintf(res->msg, sizeof res->msg, "out of memory");
+  } else if (setjmp(here)) {
+    res->pass = false;
+    snprintf(res->msg, sizeof res->msg, "the graph interpreter stopped with an error (above)");
+  } else {
+    c->unwind = &here;
+    verify_inputs(g, dt, kind, seed, inputs);
+    verify_trial(tp, inputs, kind == VIN_NORMAL, res);
+  }
+  c->unwind = prev;
+  if (inputs)
+    for (int i = 0; i < g->ninputs; i++) tensor_free(inputs[i]);
+  free(inputs);
+}
+
+static void run_instance(Ctx *c, const TileProgram *tp, const char *label, const VerifyOpts *o, FILE *out,
+                         Tally *tl) {
+  int trials = o->trials > 0 ? o->trials : 3;
+  tl->instances++;
+  for (int t = 0; t < trials + VIN_COUNT - 1; t++) {
+    VerifyInput kind = t < trials ? VIN_NORMAL : (VerifyInput)(t - trials + 1);
+    uint64_t seed = o->seed * 1000 + (uint64_t)(t < trials ? t : 0);
+    char name[64];
+    if (kind == VIN_NORMAL) snprintf(name, sizeof name, "normal#%d", t);
+    else snprintf(name, sizeof name, "%s", verify_input_name(kind));
+    VerifyResult res;
+    one_trial(c, tp, o->dtype, kind, seed, &res);
+    fprintf(out, "%s %s (%s) %s: %s\n", res.skipped ? "skip" : res.pass ? "ok  " : "FAIL", label, dtype_name(o->dtype), name, res.msg);
+    if (res.skipped) tl->skip++;
+    else if (res.pass) tl->pass++;
+    else tl->fail++;
+  }
+}
+
+int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes, int nsizes,
+                 const VerifyOpts *o) {
+  FILE *out = o->out ? o->out : stdout, *err = c->err ? c->err : stderr;
+  SizeArg nats[MAX_NATS];
+  int nn;
+  {
+    jmp_buf here;
+    jmp_buf *prev = c->unwind;
+    if (setjmp(here)) {
+      c->unwind = prev;
+      return 1;
+    }
+    c->unwind = &here;
+    nn = elab_entry_nats(c, prog, entry, nats, MAX_NATS);
+    c->unwind = prev;
+  }
+  for (int s = 0; s < nsizes; s++) {
+    int k = 0;
+    while (k < nn && strcmp(nats[k].name, sizes[s].name)) k++;
+    if (k == nn) {
+      fprintf(err, "tilesmith: error: --size %s: the entry '%s' has no Nat parameter named '%s'\n", sizes[s].name,
+              entry, sizes[s].name);
+      return 1;
+    }
+    nats[k].value = sizes[s].value;
+  }
+  for (int k = 0; k < nn; k++)
+    if (nats[k].value < 0) {
+      fprintf(err, "tilesmith: error: the entry '%s' needs a value for its Nat parameter '%s': pass --size %s=...\n",
+              entry, nats[k].name, nats[k].name);
+      return 1;
+    }
+  static const char *family_name[5] = {"as given", "no tails", "tails", "ones", "scaled"};
+  int64_t done[5][MAX_NATS], vmax = 1;
+  for (int k = 0; k < nn; k++) vmax = nats[k].value > vmax ? nats[k].value : vmax;
+  int ndone = 0;
+  Tally tl = {0};
+  Arena *home = c->arena;
+  for (int fam = 0; fam < 5; fam++) {
+    for (int level = 0; level < 4; level++) {
+      SizeArg s[MAX_NATS];
+      int64_t vals[MAX_NATS];
+      for (int k = 0; k < nn; k++) {
+        vals[k] = shrink(fam, level, nats[k].value, vmax);
+        s[k] = (SizeArg){nats[k].name, vals[k], false};
+      }
+      bool dup = false, huge = false;
+      for (int k = 0; k < nn; k++) huge |= fam == 0 && vals[k] > 512;
+      if (huge) break; /* not small: only shrunken instances */
+      for (int d = 0; d < ndone; d++) dup |= !memcmp(done[d], vals, sizeof(int64_t) * (size_t)nn);
+      if (dup) break; /* a smaller top would only repeat an instance */
+      Arena *scratch = arena_new();
+      c->arena = scratch;
+      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, err);
+      bool run = tp && tile_work(tp) <= WORK_BUDGET;
+      if (run) {
+        char label[512];
+        size_t used = 0;
+        label[0] = 0;
+        for (int k = 0; k < nn && used < sizeof label; k++)
+          used += (size_t)snprintf(label + used, sizeof label - used, "%s%s=%lld", k ? "," : "", s[k].name,
+                                   (long long)s[k].value);
+        if (used < sizeof label) snprintf(label + used, sizeof label - used, "%s[%s]", nn ? " " : "", family_name[fam]);
+        memcpy(done[ndone++], vals, sizeof(int64_t) * (size_t)nn);
+        run_instance(c, tp, label, o, out, &tl);
+      }
+      c->arena = home;
+      arena_free(scratch);
+      if (run || fam == 0) break;
+    }
+  }
+  if (!tl.instances) {
+    fprintf(err, "tilesmith: error: no small instance of '%s' elaborates (tried sizes of every family)\n", entry);
+    return 1;
+  }
+  fprintf(out, "verify %s, storage %s: %d instance%s, %d trials: %d passed, %d failed", entry, dtype_name(o->dtype),
+          tl.instances, tl.instances == 1 ? "" : "s", tl.pass + tl.fail + tl.skip, tl.pass, tl.fail);
+  if (tl.skip) fprintf(out, ", %d skipped (inputs out of range)", tl.skip);
+  fputc('\n', out);
+  return tl.fail ? 1 : 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * verify.h: checking a tile program against the graph it was lowered from.
+ *
+ * A trial runs the tile interpreter and the float64 graph interpreter on the
+ * same inputs (rounded to the storage type first, so both see the same
+ * values) and checks every global tensor the tile program writes, in kernel
+ * order, against the graph's value of its node computed *from the tile
+ * program's own values of the other globals*: each kernel is judged on its
+ * own inputs, so rounding upstream is not blamed on it and the first
+ * mismatch names the kernel at fault.  With normal inputs the final output
+ * is also compared end to end with the all-float64 result, with a looser
+ * tolerance, as a note in the summary (precision drift, not a failure).  verify_entry is `tilesmith verify`: it shrinks the entry's
+ * sizes to small instances (with and without tails) and runs trials on each.
+ */
+#ifndef TS_VERIFY_H
+#define TS_VERIFY_H
+
+#include "../front/front.h"
+#include "../interp/interp.h"
+#include "../tile/tile.h"
+
+/* The kinds of inputs a trial draws. */
+typedef enum {
+  VIN_NORMAL,       /* normal(0, 1) */
+  VIN_LARGE,        /* normal scaled to large magnitudes (large logits) */
+  VIN_TIES,         /* small integers: many equal values */
+  VIN_MASKED_ROWS,  /* every last-axis row very negative but one element */
+  VIN_EXTREME,      /* a mix of huge, tiny (subnormal in f16) and normal values */
+} VerifyInput;
+#define VIN_COUNT 5
+const char *verify_input_name(VerifyInput k);
+
+/* Fill inputs[i] for every graph input (caller frees): indices valid
+   (interp_index_bound), real values of the given kind, rounded to dt. */
+void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor **inputs);
+
+typedef struct VerifyResult {
+  bool pass;
+  bool skipped;           /* passed vacuously: the inputs are out of the type's range */
+  const Kernel *kernel;   /* on failure: the first kernel at fault (NULL if none is) */
+  const Stmt *stmt;       /* the statement that stores (or faulted) */
+  char msg[768];          /* on failure: what went wrong; on success: a summary */
+  double worst;           /* largest error as a fraction of its tolerance */
+} VerifyResult;
+
+/* One trial of tp (lowered from tp->g) on inputs.  end_to_end: also compare
+   the output with the all-float64 result (a note in res->msg).  Unwinds through tp->g->ctx only
+   if the graph interpreter reports an error (everything freed). */
+bool verify_trial(const TileProgram *tp, Tensor **inputs, bool end_to_end, VerifyResult *res);
+
+/* Tolerance of a comparison in storage type dt: |got - want| <= rtol * (|want| + scale). */
+double verify_rtol(DType dt);
+
+typedef struct VerifyOpts {
+  DType dtype;
+  uint64_t seed;
+  int trials;           /* random-normal trials per instance (0 = 3) */
+  FILE *out;            /* one line per trial and a summary */
+} VerifyOpts;
+
+/* `tilesmith verify`: returns 0 if every trial passed, 1 otherwise (also when
+   no instance could be built; the reason is printed to c->err). */
+int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes, int nsizes,
+                 const VerifyOpts *o);
+
+#endif

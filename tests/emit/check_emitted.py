@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Check the Python modules `tilesmith opt` emits, for every example instance.
+
+usage: python3 tests/emit/check_emitted.py ./tilesmith [-k FILTER] [--targets tilelang,triton]
+                                           [--compile-all] [--run] [--keep DIR] [--prebuilt DIR]
+
+1. For every concrete instance of examples/*.lean (the definitions that
+   `tilesmith check` elaborates with no sizes) and for the small instances
+   of the generic definitions in SMALL below, and for each target, runs
+   `tilesmith opt ... -o DIR/NAME.py` and byte-compiles the module
+   (`py_compile`).  Also checks what the module must contain: one kernel
+   function per kernel of `tilesmith tiles`, run(), reference(), __main__.
+2. When Triton is importable, compiles every Triton kernel of the small
+   instances (of every instance with --compile-all) for CUDA capability 9.0
+   WITHOUT a GPU (triton.compile on an ASTSource with an explicit
+   GPUTarget("cuda", 90, 32)); when TileLang is importable, lowers every
+   TileLang kernel for sm_90a (tilelang.lower with an explicit target).
+   A missing toolchain is reported loudly and its checks are counted as
+   skipped, not passed.
+3. With --run, on a machine with a CUDA GPU, runs each small instance's
+   module (`python3 MODULE.py`: run() against reference() on random inputs,
+   for bf16 and f32 storage) and counts a non-zero exit as a failure.
+
+--keep DIR writes the modules and a manifest into DIR; --prebuilt DIR skips
+step 1 and checks the modules a --keep run left there (for a GPU machine
+that has Triton but not tilesmith's build).
+
+One line per check, then "N passed, M failed, K skipped"; exit status 1 if
+anything failed.
+"""
+
+import argparse
+import concurrent.futures
+import importlib.util
+import os
+import py_compile
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# small instances of the generic definitions (the same as tests/crosscheck.py)
+SMALL = [
+    ("examples/attention.lean", "attention", "B=2,H=2,N=8,D=4"),
+    ("examples/causal_attention.lean", "causalAttention", "B=2,H=2,N=8,D=4"),
+    ("examples/softcap_window_attention.lean", "softcapWindowAttention", "B=2,H=2,N=8,D=4,W=3"),
+    ("examples/gqa_decode.lean", "gqaDecode", "B=2,H=4,Hkv=2,S=8,D=4"),
+    ("examples/rmsnorm_matmul.lean", "rmsnormMatmul", "M=4,K=8,N=6"),
+    ("examples/swiglu_mlp.lean", "swigluMlp", "M=4,D=8,F=12"),
+    ("examples/swiglu_mlp.lean", "gatedMlp", "M=2,D=8,F=8"),
+    ("examples/matmul_large_k.lean", "matmulLargeK", "M=4,K=64,N=4"),
+    ("examples/softmax.lean", "rowSoftmax", "M=4,N=16"),
+    ("examples/rmsnorm.lean", "rowRmsnorm", "M=4,N=16"),
+    ("examples/layernorm.lean", "rowLayernorm", "M=4,N=16"),
+    ("examples/bias_gelu_residual.lean", "biasGeluResidual", "M=4,N=16"),
+    ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=6,D=8,V=10"),
+    ("examples/transformer_block.lean", "transformerBlock", "B=2,N=8,D=16,H=4,F=24"),
+    ("examples/mlp_classifier.lean", "residualMlp", "B=4,I=6,D=8,L=3,C=5"),
+    ("examples/mlp_classifier.lean", "residualMlpLoss", "B=4,I=6,D=8,L=3,C=5"),
+    ("examples/transformer_lm.lean", "decoderBlock", "B=2,N=8,D=16,H=4,F=24"),
+    ("examples/transformer_lm.lean", "transformerLM", "B=2,N=8,V=11,D=16,H=2,F=24,L=2"),
+    ("examples/transformer_lm.lean", "transformerLMLoss", "B=2,N=8,V=11,D=16,H=2,F=24,L=2"),
+    # sizes that are not multiples of the tiles, and larger reductions
+    ("examples/softmax.lean", "rowSoftmax", "M=37,N=300"),
+    ("examples/attention.lean", "attention", "B=1,H=3,N=130,D=72"),
+]
+
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def report(status, what, detail=""):
+    counts[status] += 1
+    word = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[status]
+    print(f"{word} {what}{'  ' + detail if detail else ''}", flush=True)
+
+
+def concrete_instances(tool):
+    out = []
+    for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
+        if not name.endswith(".lean"):
+            continue
+        path = os.path.join("examples", name)
+        r = subprocess.run([tool, "check", path], cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0:
+            report("failed", f"check {path}", r.stderr.strip()[:500])
+            continue
+        for line in r.stdout.splitlines():
+            if line and not line[0].isspace() and ":" not in line:
+                out.append((path, line.strip(), ""))
+    return out
+
+
+def kernel_count(tool, path, entry, sizes, dtype):
+    args = [tool, "tiles", path, "--entry", entry, "--dtype", dtype] + (["--size", sizes] if sizes else [])
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    return len(re.findall(r"^kernel ", r.stdout, re.M)) if r.returncode == 0 else None
+
+
+def import_module(path, name):
+    """Import an emitted module; with no torch here, a stub stands in for it
+    (torch is used only inside run(), reference() and main())."""
+    if importlib.util.find_spec("torch") is None and "torch" not in sys.modules:
+        sys.modules["torch"] = types.ModuleType("torch")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def triton_compile_all(mod, label):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    target = GPUTarget("cuda", 90, 32)
+    for fn, sig, grid, warps in mod.TRITON_KERNELS:
+        what = f"triton sm_90 {label} {fn.__name__}"
+        try:
+            src = ASTSource(fn=fn, signature=dict(sig), constexprs={})
+            k = triton.compile(src, target=target, options={"num_warps": warps})
+            ok = bool(k.asm.get("cubin")) if hasattr(k, "asm") else True
+            report("passed" if ok else "failed", what, "" if ok else "no cubin")
+        except Exception as e:  # noqa: BLE001 - any compiler error is a failure
+            report("failed", what, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300] if str(e).strip() else ''}")
+
+
+def find_nvcc():
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
+        return os.path.join(home, "bin", "nvcc")
+    for p in [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]:
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def tilelang_lower_all(mod, label, nvcc):
+    """Lower every prim_func for sm_90a (docs/TOOLCHAIN.md's recipe); with
+    nvcc, also build the CUDA source into an sm_90a cubin."""
+    import tilelang
+    import tvm
+
+    for name, fn in mod.PRIM_FUNCS.items():
+        what = f"tilelang sm_90a {label} {name}"
+        try:
+            with tvm.transform.PassContext(opt_level=3), tvm.target.Target(mod.TARGET):
+                art = tilelang.lower(fn, target=mod.TARGET)
+            src = art.kernel_source
+            if "__global__" not in src:
+                raise RuntimeError("no __global__ kernel in the lowered source")
+            detail = f"{len(src)} chars of CUDA"
+            if nvcc:
+                from tilelang.env import CUTLASS_INCLUDE_DIR, TILELANG_TEMPLATE_PATH
+
+                with tempfile.TemporaryDirectory() as d:
+                    cu, cubin = os.path.join(d, "k.cu"), os.path.join(d, "k.cubin")
+                    with open(cu, "w") as f:
+                        f.write(src)
+                    cmd = [nvcc, "--cubin", "-O3", "-std=c++20", "-gencode", "arch=compute_90a,code=sm_90a",
+                           "-diag-suppress", "1444", "-I" + TILELANG_TEMPLATE_PATH, "-I" + CUTLASS_INCLUDE_DIR,
+                           "-o", cubin, cu]
+                    p = subprocess.run(cmd, capture_output=True, text=True)
+                    if p.returncode != 0:
+                        raise RuntimeError("nvcc: " + (p.stderr.strip().splitlines() or ["?"])[-1])
+                    detail += f", {os.path.getsize(cubin)} bytes of sm_90a cubin"
+            report("passed", what, detail)
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).strip().splitlines()
+            report("failed", what, f"{type(e).__name__}: {msg[-1][:300] if msg else ''}")
+            if os.environ.get("EMIT_VERBOSE"):
+                traceback.print_exc()
+
+
+def have(module):
+    try:
+        __import__(module)
+        return True
+    except Exception as e:  # noqa: BLE001
+        print(f"note: cannot import {module}: {type(e).__name__}: {e}", flush=True)
+        return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("-k", default="")
+    ap.add_argument("--targets", default="tilelang,triton")
+    ap.add_argument("--compile-all", action="store_true")
+    ap.add_argument("--nvcc", action="store_true", help="also build each lowered TileLang kernel with nvcc")
+    ap.add_argument("--run", action="store_true")
+    ap.add_argument("--jobs", type=int, default=4, help="modules run at once with --run")
+    ap.add_argument("--keep", default=None, help="write the modules (and manifest.tsv) here")
+    ap.add_argument("--prebuilt", default=None, help="check the modules listed in DIR/manifest.tsv (no tilesmith run)")
+    a = ap.parse_args()
+    tool = os.path.abspath(a.tool)
+    targets = [t for t in a.targets.split(",") if t]
+    out_dir = a.keep or tempfile.mkdtemp(prefix="tilesmith-emit-")
+    os.makedirs(out_dir, exist_ok=True)
+
+    toolchain = {"triton": have("triton"), "tilelang": have("tilelang")}
+    for t in targets:
+        if not toolchain[t]:
+            print(f"!!! {t} is NOT importable here: its kernels are NOT compiled, only byte-compiled !!!", flush=True)
+
+    instances = [] if a.prebuilt else [(p, e, s, False) for p, e, s in concrete_instances(tool)]
+    instances += [(p, e, s, True) for p, e, s in SMALL]
+    instances = [x for x in instances if a.k in f"{x[0]}:{x[1]}"]
+    gpu = False
+    if a.run:
+        try:
+            import torch
+
+            gpu = torch.cuda.is_available()
+        except Exception:  # noqa: BLE001
+            gpu = False
+        if not gpu:
+            print("!!! --run: no CUDA GPU here: the modules are NOT run !!!", flush=True)
+
+    todo = []  # (module path, target, label, small, dtype)
+    if a.prebuilt:
+        with open(os.path.join(a.prebuilt, "manifest.tsv")) as f:
+            for line in f:
+                p, target, label, small, dtype = line.rstrip("\n").split("\t")
+                if target in targets and a.k in label:
+                    todo.append((os.path.join(a.prebuilt, p), target, label, small == "1", dtype))
+    for n, (path, entry, sizes, small) in enumerate([] if a.prebuilt else instances):
+        for target in targets:
+            for dtype in (["bf16", "f32"] if small else ["bf16"]):
+                label = f"{os.path.basename(path)}:{entry}{'[' + sizes + ']' if sizes else ''}:{dtype}"
+                mod_name = f"m{n}_{target}_{dtype}_{re.sub(r'[^A-Za-z0-9]', '_', entry)}"
+                out = os.path.join(out_dir, mod_name + ".py")
+                args = [tool, "opt", path, "--entry", entry, "--dtype", dtype, "--target", target, "-o", out]
+                if sizes:
+                    args += ["--size", sizes]
+                r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+                if r.returncode != 0:
+                    report("failed", f"opt {target} {label}", r.stderr.strip()[:500])
+                    continue
+                try:
+                    py_compile.compile(out, doraise=True)
+                except py_compile.PyCompileError as e:
+                    report("failed", f"py_compile {target} {label}", str(e)[:500])
+                    continue
+                text = open(out).read()
+                nk = kernel_count(tool, path, entry, sizes, dtype)
+                deco = "@T.prim_func" if target == "tilelang" else "@triton.jit"
+                problems = []
+                if nk is None or text.count(deco) != nk:
+                    problems.append(f"{text.count(deco)} kernel functions, tiles says {nk}")
+                for need in ("\ndef run(", "\ndef reference(", '\nif __name__ == "__main__":'):
+                    if need not in text:
+                        problems.append(f"no {need.strip()}")
+                report("failed" if problems else "passed", f"emit {target} {label}", "; ".join(problems))
+                if not problems:
+                    todo.append((out, target, label, small, dtype))
+    with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
+        for out, target, label, small, dtype in todo:
+            f.write(f"{os.path.relpath(out, out_dir)}\t{target}\t{label}\t{int(small)}\t{dtype}\n")
+
+    runs = []
+    nvcc = find_nvcc() if a.nvcc else None
+    if a.nvcc and not nvcc:
+        print("!!! --nvcc: no nvcc found: TileLang kernels are only lowered !!!", flush=True)
+    for n, (out, target, label, small, dtype) in enumerate(todo):
+        mod_name = f"emitted_{n}"
+        if (small or a.compile_all) and dtype == "bf16":
+            if not toolchain[target]:
+                report("skipped", f"{target} compile {label}", f"{target} not installed")
+            else:
+                try:
+                    mod = import_module(out, mod_name)
+                    if target == "triton":
+                        triton_compile_all(mod, label)
+                    else:
+                        tilelang_lower_all(mod, label, nvcc)
+                except Exception as e:  # noqa: BLE001
+                    report("failed", f"import {target} {label}", f"{type(e).__name__}: {e}"[:500])
+                    traceback.print_exc()
+        if a.run and small:
+            if not gpu or not toolchain[target]:
+                report("skipped", f"run {target} {label}", "no GPU" if not gpu else f"no {target}")
+            else:
+                runs.append((out, target, label))
+
+    def run_one(job):
+        out, target, label = job
+        try:
+            rr = subprocess.run([sys.executable, out], capture_output=True, text=True, timeout=600)
+            lines = (rr.stdout + rr.stderr).strip().splitlines()
+            tail = " | ".join(lines[-3:]) if rr.returncode else " | ".join(lines[:2])
+            return ("passed" if rr.returncode == 0 else "failed", f"run {target} {label}", tail[:800])
+        except subprocess.TimeoutExpired:
+            return ("failed", f"run {target} {label}", "timed out")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        for res in pool.map(run_one, runs):
+            report(*res)
+    print(f"modules in {out_dir}")
+    print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

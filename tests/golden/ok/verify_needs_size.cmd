@@ -1,0 +1,1 @@
+verify examples/attention.lean --entry attention

@@ -1,0 +1,229 @@
+/* test_emit.c: the TileLang and Triton emitters on small hand-built graphs:
+   one kernel function per kernel, run/reference signatures in declaration
+   order, every kernel launched, every global a kernel takes allocated or
+   passed in, every Triton load masked, names that clash with tile buffers
+   renamed, and a program the target cannot express refused with a message. */
+#include <setjmp.h>
+#include <stdlib.h>
+
+#include "../../src/emit/emit.h"
+#include "unit.h"
+
+typedef struct EEnv {
+  Arena *a;
+  Ctx c;
+  jmp_buf jb;
+  Graph *g;
+} EEnv;
+
+static void eenv_init(EEnv *e) {
+  e->a = arena_new();
+  ctx_init(&e->c, e->a, stderr);
+  e->c.unwind = &e->jb;
+  e->g = graph_new(&e->c);
+  e->g->entry = "small";
+}
+
+static Shape shp(int rank, int64_t d0, int64_t d1) {
+  Shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = rank;
+  s.d[0].n = d0;
+  s.d[1].n = d1;
+  return s;
+}
+
+static const Pos NOPOS = {0};
+
+/* softmax(x) @ w over x [4, 8], w [8, 16], the first input named `first` */
+static Node *softmax_matmul(EEnv *e, const char *first) {
+  Shape xs = shp(2, 4, 8), ws = shp(2, 8, 16);
+  Node *x = ir_input(e->g, first, ROLE_TENSOR, &xs, NOPOS);
+  Node *w = ir_input(e->g, "w", ROLE_PARAM, &ws, NOPOS);
+  Node *m = ir_reduce(e->g, OP_AMAX, x, 1, NOPOS);
+  Node *p = ir_unary(e->g, OP_EXP, ir_binary(e->g, OP_SUB, x, m, NOPOS), NOPOS);
+  Node *s = ir_reduce(e->g, OP_SUM, p, 1, NOPOS);
+  Node *y = ir_binary(e->g, OP_DIV, p, s, NOPOS);
+  Node *o = ir_matmul(e->g, y, w, NOPOS);
+  e->g->output = o;
+  return o;
+}
+
+/* The module as a string (malloc'd); ok set to emit_module's result. */
+static char *emit_str(const TileProgram *tp, Target t, bool *ok, char *err, size_t errlen) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  EmitInfo info = {.file = "small.lean", .entry = "small", .sizes = "M=4"};
+  *ok = emit_module(f, tp, t, &info, err, errlen);
+  fclose(f);
+  char *copy = malloc(len + 1); /* a copy, so that the compiler sees no pointer to the local */
+  if (copy) memcpy(copy, buf ? buf : "", buf ? len + 1 : 1);
+  free(buf);
+  return copy;
+}
+
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* The text of run()'s body. */
+static const char *run_body(const char *m) {
+  const char *r = strstr(m, "\ndef run(");
+  return r ? r : "";
+}
+
+static void check_common(const TileProgram *tp, const char *m, const char *first) {
+  char want[128];
+  snprintf(want, sizeof want, "\ndef run(%s, w):", first);
+  CHECK(strstr(m, want) != NULL);
+  snprintf(want, sizeof want, "\ndef reference(%s, w):", first);
+  CHECK(strstr(m, want) != NULL);
+  CHECK(strstr(m, "\nif __name__ == \"__main__\":") != NULL);
+  CHECK(strstr(m, "# entry: small") != NULL);
+  CHECK(strstr(m, "RTOL, ATOL = 0.02, 0.02") != NULL); /* bf16 */
+  /* every temporary and the output is allocated in run() before use */
+  const char *body = run_body(m);
+  for (int g = 0; g < tp->globals.len; g++) {
+    const TBuf *b = tp->globals.data[g];
+    if (b->role == GB_INPUT) continue;
+    snprintf(want, sizeof want, "    %s = torch.empty(", b->name);
+    CHECK(strstr(body, want) != NULL);
+  }
+  /* the reference reads the graph's output node */
+  snprintf(want, sizeof want, "return v%d.to(torch.float32)", tp->g->output->id);
+  CHECK(strstr(m, want) != NULL);
+}
+
+TEST(emit_tilelang_softmax_matmul) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  softmax_matmul(&e, "x");
+  TileProgram *tp = tile_lower(e.g, DT_BF16);
+  REQUIRE(tile_check(tp, stderr));
+  bool ok;
+  char err[256] = "";
+  char *m = emit_str(tp, TARGET_TILELANG, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(count(m, "@T.prim_func") == tp->kernels.len);
+  CHECK(tp->kernels.len == 4); /* amax, exp (two users), sum, and the matmul with the division inlined */
+  for (int k = 0; k < tp->kernels.len; k++) {
+    char want[128];
+    snprintf(want, sizeof want, "compiled_kernel(\"%s\")(", tp->kernels.data[k]->name);
+    CHECK(strstr(run_body(m), want) != NULL);
+    snprintf(want, sizeof want, "\ndef %s(\n", tp->kernels.data[k]->name);
+    CHECK(strstr(m, want) != NULL);
+  }
+  CHECK(strstr(m, "T.gemm(A_tile, B_tile, C_acc)") != NULL);
+  CHECK(strstr(m, "T.reduce_max(tile, acc, dim=1, clear=False)") != NULL);
+  CHECK(strstr(m, "T.Pipelined(") != NULL);
+  CHECK(strstr(m, "target=TARGET") != NULL && strstr(m, "\"sm_90a\"") != NULL);
+  CHECK(strstr(m, "x: T.Tensor((4, 8), \"bfloat16\")") != NULL);
+  check_common(tp, m, "x");
+  free(m);
+  arena_free(e.a);
+}
+
+TEST(emit_triton_softmax_matmul) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  softmax_matmul(&e, "x");
+  TileProgram *tp = tile_lower(e.g, DT_BF16);
+  REQUIRE(tile_check(tp, stderr));
+  bool ok;
+  char err[256] = "";
+  char *m = emit_str(tp, TARGET_TRITON, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(count(m, "@triton.jit") == tp->kernels.len);
+  for (int k = 0; k < tp->kernels.len; k++) {
+    char want[128];
+    snprintf(want, sizeof want, "    %s[(", tp->kernels.data[k]->name);
+    CHECK(strstr(run_body(m), want) != NULL);
+  }
+  /* Triton's where is not lazy: every load is masked */
+  CHECK(count(m, "tl.load(") > 0);
+  CHECK(count(m, "tl.load(") == count(m, ", mask=_mask, other=0)"));
+  CHECK(strstr(m, "tl.dot(A_tile, B_tile, C_acc)") != NULL);
+  CHECK(strstr(m, "TRITON_KERNELS = [") != NULL);
+  check_common(tp, m, "x");
+  free(m);
+  /* f32 storage: the dot keeps IEEE precision, tolerance 1e-4 */
+  TileProgram *tp32 = tile_lower(e.g, DT_F32);
+  m = emit_str(tp32, TARGET_TRITON, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(strstr(m, "input_precision=\"ieee\"") != NULL);
+  CHECK(strstr(m, "RTOL, ATOL = 0.0001, 0.0001") != NULL);
+  free(m);
+  arena_free(e.a);
+}
+
+TEST(emit_renames_clashing_globals) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  softmax_matmul(&e, "acc"); /* `acc` is also a tile buffer of the reduce kernels */
+  TileProgram *tp = tile_lower(e.g, DT_BF16);
+  REQUIRE(tile_check(tp, stderr));
+  bool ok;
+  char err[256] = "";
+  for (int t = 0; t < 2; t++) {
+    char *m = emit_str(tp, t ? TARGET_TRITON : TARGET_TILELANG, &ok, err, sizeof err);
+    CHECK(ok);
+    CHECK(strstr(m, "\ndef run(acc_g1, w):") != NULL);
+    CHECK(strstr(m, "\ndef run(acc, w):") == NULL);
+    free(m);
+  }
+  arena_free(e.a);
+}
+
+TEST(emit_triton_refuses_non_power_of_two_blocks) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  Shape xs = shp(2, 4, 8);
+  Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
+  e.g->output = ir_unary(e.g, OP_EXP, x, NOPOS);
+  TileProgram *tp = tile_lower(e.g, DT_BF16);
+  REQUIRE(tp->kernels.len == 1 && tp->kernels.data[0]->post.len == 1);
+  tp->kernels.data[0]->post.data[0]->ext[0] = 3; /* not what tl.arange accepts */
+  bool ok;
+  char err[256] = "";
+  char *m = emit_str(tp, TARGET_TRITON, &ok, err, sizeof err);
+  CHECK(!ok);
+  CHECK(strstr(err, "power of two") != NULL);
+  free(m);
+  /* TileLang takes any extent */
+  m = emit_str(tp, TARGET_TILELANG, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(strstr(m, "T.Parallel(3, ") != NULL);
+  free(m);
+  arena_free(e.a);
+}
+
+TEST(emit_target_names) {
+  Target t;
+  CHECK(target_parse("tilelang", &t) && t == TARGET_TILELANG);
+  CHECK(target_parse("triton", &t) && t == TARGET_TRITON);
+  CHECK(!target_parse("cuda", &t));
+  CHECK_STR(target_name(TARGET_TRITON), "triton");
+}
