@@ -2,15 +2,14 @@
 # Install the pinned TileLang + Triton toolchain on this (GPU-less) machine, for
 # offline lowering and compiling to sm_90a (see docs/TOOLCHAIN.md).
 #
-#   tools/toolchain/install_here.sh [--venv DIR | --system] [--torch real|stub] [--validate]
+#   tools/toolchain/install_here.sh [--venv DIR] [--torch real|stub] [--validate]
 #
 #   --venv DIR     install into the virtual environment DIR (made if missing);
 #                  default $TOOLCHAIN_VENV or $HOME/.cache/tilesmith/toolchain-venv
-#   --system       install into python3's own site-packages instead
 #   --torch real   (default) torch 2.11.0 from PyPI without its CUDA wheels; it
 #                  uses the CUDA toolkit's libraries in /usr/local/cuda-13.0/lib
 #   --torch stub   no torch: a stand-in module (torch_stub/) that is enough for
-#                  tilelang to import, lower and build; only with a venv
+#                  tilelang to import, lower and build (venv only, never system-wide)
 #   --validate     run validate_example.py afterwards
 #
 # Prints, last, the python to use (e.g. TOOLCHAIN_PYTHON=/path/bin/python).
@@ -18,34 +17,25 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${TOOLCHAIN_VENV:-$HOME/.cache/tilesmith/toolchain-venv}"
-system=0 torch_mode=real validate=0
+torch_mode=real validate=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --venv) venv="$2"; shift 2 ;;
-    --system) system=1; shift ;;
     --torch) torch_mode="$2"; shift 2 ;;
     --validate) validate=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "install_here.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 case "$torch_mode" in real|stub) ;; *) echo "install_here.sh: --torch real|stub" >&2; exit 2 ;; esac
-if [ "$system" = 1 ] && [ "$torch_mode" = stub ]; then
-  echo "install_here.sh: --torch stub needs a venv (it would shadow torch system-wide)" >&2; exit 2
-fi
 
 base_py="${PYTHON:-python3}"
-if [ "$system" = 1 ]; then
-  py="$(command -v "$base_py")"
-  stamp_dir="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-else
-  if [ ! -x "$venv/bin/python" ]; then
-    mkdir -p "$(dirname "$venv")"
-    "$base_py" -m venv "$venv"
-  fi
-  py="$venv/bin/python"
-  stamp_dir="$venv"
+if [ ! -x "$venv/bin/python" ]; then
+  mkdir -p "$(dirname "$venv")"
+  "$base_py" -m venv "$venv"
 fi
+py="$venv/bin/python"
+stamp_dir="$venv"
 "$py" -c 'import sys; assert sys.version_info[:2] >= (3, 10), sys.version' ||
   { echo "install_here.sh: tilelang needs Python >= 3.10" >&2; exit 1; }
 
@@ -55,10 +45,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
    "$py" -c 'import tilelang, triton' >/dev/null 2>&1; then
   echo "install_here.sh: already installed ($want)"
 else
-  pip_install() {
-    "$py" -m pip install -q --disable-pip-version-check --no-deps "$@" 2>/dev/null ||
-      "$py" -m pip install -q --disable-pip-version-check --no-deps --break-system-packages "$@"
-  }
+  pip_install() { "$py" -m pip install -q --disable-pip-version-check --no-deps "$@"; }
   t0=$(date +%s)
   pip_install -r "$here/requirements-cpu.txt"
   site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
