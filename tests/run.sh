@@ -29,6 +29,7 @@ suite() { # name command...
 
 suite unit build/unit
 suite golden tests/golden.sh ./tilesmith
+suite verify-examples tests/verify_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith

@@ -59,6 +59,10 @@ typedef struct EmitTarget {
   void (*kernel)(Emit *e, const Kernel *k);  /* the kernel's function */
   void (*launch)(Emit *e, const Kernel *k);  /* one line of run(): launch it */
   void (*extras)(Emit *e);                   /* after the kernels: caches, tables */
+  /* tolerance of __main__'s check for f32 storage when a kernel has a gemm
+     (0: the default 1e-4), for targets whose f32 gemm is TF32 */
+  double f32_gemm_tolerance;
+  const char *f32_gemm_note;
 } EmitTarget;
 
 struct Emit {

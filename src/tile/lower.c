@@ -285,17 +285,19 @@ static void lower_reduce(Lower *L, const Node *n) {
   unflatten(L, row, &n->shape, r, oidx);
   memcpy(xidx, oidx, sizeof(SExpr *) * (size_t)r);
   xidx[ax] = kk;
-  Stmt *m = stmt(L, &k->body, ST_MAP);
-  m->dst = tile;
-  m->value = pointwise(L, x, xidx, false);
   cover(L, n);
-  m->mask = AND(L, LT(L, row, I(L, R)), LT(L, kk, I(L, K)));
-  m->other = sx_real(L->a, identity_of(n->op));
-  Stmt *red = stmt(L, &k->body, ST_REDUCE);
-  red->dst = acc;
-  red->a = tile;
-  red->reduce_op = n->op;
-  red->clear = false;
+  if (k->loop) { /* an empty axis leaves the accumulator at the identity */
+    Stmt *m = stmt(L, &k->body, ST_MAP);
+    m->dst = tile;
+    m->value = pointwise(L, x, xidx, false);
+    m->mask = AND(L, LT(L, row, I(L, R)), LT(L, kk, I(L, K)));
+    m->other = sx_real(L->a, identity_of(n->op));
+    Stmt *red = stmt(L, &k->body, ST_REDUCE);
+    red->dst = acc;
+    red->a = tile;
+    red->reduce_op = n->op;
+    red->clear = false;
+  }
   Stmt *st = stmt(L, &k->post, ST_STORE);
   store_to(L, st, n, oidx);
   st->value = sx_tile(L->a, acc, V(L, TV_I), NULL);

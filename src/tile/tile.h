@@ -149,8 +149,9 @@ bool tile_check(const TileProgram *tp, FILE *err);
    reduce accumulates in double and rounds to the destination once per
    statement.  Temporaries and the output start as NaN (poison), tile
    buffers start as NaN in every block.  An out-of-bounds load or store, an
-   out-of-range tile access or a division by zero in index arithmetic is a
-   fault: the run stops and names the kernel and the statement. */
+   out-of-range tile access, a division by zero in index arithmetic or more
+   than 4e9 element operations is a fault: the run stops and names the
+   kernel and the statement. */
 typedef struct TileFault {
   bool hit;
   const Kernel *kernel;     /* NULL for a fault outside any kernel (too large) */

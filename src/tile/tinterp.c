@@ -37,6 +37,7 @@
 #include "tile.h"
 
 #define TILE_MAX_ELEMS ((int64_t)1 << 28)
+#define TILE_MAX_WORK 4e9 /* element operations (some seconds); more is a fault, not a hang */
 
 typedef struct TRun {
   const TileProgram *tp;
@@ -49,6 +50,7 @@ typedef struct TRun {
   double *scratch;
   bool *rowfin;          /* gemm: which rows of B are finite */
   int64_t var[6];        /* bx by bz i j k */
+  double work;           /* element operations so far */
   const Stmt *stmt;
   const char *list;
   int index;
@@ -286,6 +288,12 @@ static double *tile_of(TRun *r, const TBuf *b, int64_t *rows, int64_t *cols) {
   return r->tdata[ti];
 }
 
+/* Count n element operations; too many is a fault. */
+static void charge(TRun *r, double n) {
+  r->work += n;
+  if (r->work > TILE_MAX_WORK) fail(r, "the program is too large to interpret (over %.0g element operations)", TILE_MAX_WORK);
+}
+
 static void exec_stmt(TRun *r, const Stmt *s) {
   r->stmt = s;
   r->var[TV_I] = r->var[TV_J] = 0;
@@ -299,6 +307,7 @@ static void exec_stmt(TRun *r, const Stmt *s) {
   }
   case ST_MAP: {
     double *d = tile_of(r, s->dst, &rows, &cols);
+    charge(r, (double)(rows * cols));
     if (s->mask && !s->other) fail(r, "a masked map without an other value");
     for (int64_t i = 0; i < rows; i++)
       for (int64_t j = 0; j < cols; j++) {
@@ -315,6 +324,7 @@ static void exec_stmt(TRun *r, const Stmt *s) {
     double *d = tile_of(r, s->dst, &rows, &cols);
     const double *a = tile_of(r, s->a, &ar, &ac), *b = tile_of(r, s->b, &br, &bc);
     if (ac != br || ar != rows || bc != cols) fail(r, "gemm of tiles whose shapes do not agree");
+    charge(r, (double)rows * (double)cols * (double)ac);
     double *acc = r->scratch;
     for (int64_t i = 0; i < rows * cols; i++) acc[i] = 0;
     /* Masked tails make tiles mostly zeros; skipping them is exact: a zero
@@ -382,6 +392,7 @@ static void exec_stmt(TRun *r, const Stmt *s) {
     if (s->ngidx != t->shape.rank) fail(r, "store to '%s' with %d indices, it has %d dimensions", s->global->name, s->ngidx, t->shape.rank);
     if (s->ext[0] < 0 || s->ext[1] < 0 || s->ext[0] > TILE_MAX_ELEMS || s->ext[1] > TILE_MAX_ELEMS / (s->ext[0] ? s->ext[0] : 1))
       fail(r, "store over [%lld, %lld]", (long long)s->ext[0], (long long)s->ext[1]);
+    charge(r, (double)s->ext[0] * (double)s->ext[1]);
     for (int64_t i = 0; i < s->ext[0]; i++)
       for (int64_t j = 0; j < s->ext[1]; j++) {
         r->var[TV_I] = i;
@@ -471,6 +482,7 @@ static void run_kernel(TRun *r, const Kernel *k) {
         r->var[TV_BY] = by;
         r->var[TV_BZ] = bz;
         r->var[TV_K] = 0;
+        charge(r, (double)(most + k->loop));
         for (int i = 0; i < n; i++) {
           int64_t m = r->trows[i] * (r->tcols[i] ? r->tcols[i] : 1);
           for (int64_t e = 0; e < m; e++) r->tdata[i][e] = NAN;

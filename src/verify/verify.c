@@ -542,9 +542,11 @@ static double tile_work(const TileProgram *tp) {
 }
 
 /* Elaborate and lower one instance in the context's current arena; NULL if
-   it does not elaborate (quietly) or breaks a tile invariant (reported). */
+   it does not elaborate (quietly) or breaks a tile invariant (*broken set,
+   the violation printed to err). */
 static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, DType dt,
-                          FILE *err) {
+                          FILE *err, bool *broken) {
+  *broken = false;
   jmp_buf here;
   jmp_buf *prev = c->unwind;
   FILE *save = c->err;
@@ -560,7 +562,7 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
   c->err = save;
   TileProgram *tp = tile_lower(g, dt);
   if (!tile_check(tp, err)) {
-    fprintf(err, "tilesmith: internal error: the lowering broke a tile invariant\n");
+    *broken = true;
     return NULL;
   }
   return tp;
@@ -663,8 +665,9 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
       if (dup) break; /* a smaller top would only repeat an instance */
       Arena *scratch = arena_new();
       c->arena = scratch;
-      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, err);
-      bool run = tp && tile_work(tp) <= WORK_BUDGET;
+      bool broken;
+      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, err, &broken);
+      bool run = broken || (tp && tile_work(tp) <= WORK_BUDGET);
       if (run) {
         char label[512];
         size_t used = 0;
@@ -674,7 +677,15 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
                                    (long long)s[k].value);
         if (used < sizeof label) snprintf(label + used, sizeof label - used, "%s[%s]", nn ? " " : "", family_name[fam]);
         memcpy(done[ndone++], vals, sizeof(int64_t) * (size_t)nn);
-        run_instance(c, tp, label, o, out, &tl);
+        if (broken) {
+          /* an internal error of the lowering is a failure of the instance */
+          fprintf(out, "FAIL %s (%s): the lowering broke a tile invariant (printed above)\n", label,
+                  dtype_name(o->dtype));
+          tl.instances++;
+          tl.fail++;
+        } else {
+          run_instance(c, tp, label, o, out, &tl);
+        }
       }
       c->arena = home;
       arena_free(scratch);

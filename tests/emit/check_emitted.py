@@ -5,8 +5,10 @@ usage: python3 tests/emit/check_emitted.py ./tilesmith [-k FILTER] [--targets ti
                                            [--compile-all] [--run] [--keep DIR] [--prebuilt DIR]
 
 1. For every concrete instance of examples/*.lean (the definitions that
-   `tilesmith check` elaborates with no sizes) and for the small instances
-   of the generic definitions in SMALL below, and for each target, runs
+   `tilesmith check` elaborates with no sizes), for the small instances
+   of the generic definitions in SMALL below and for every definition of
+   tests/prims.lean (one per primitive op; --no-prims leaves them out), and
+   for each target, runs
    `tilesmith opt ... -o DIR/NAME.py` and byte-compiles the module
    (`py_compile`).  Also checks what the module must contain: one kernel
    function per kernel of `tilesmith tiles`, run(), reference(), __main__.
@@ -14,7 +16,9 @@ usage: python3 tests/emit/check_emitted.py ./tilesmith [-k FILTER] [--targets ti
    instances (of every instance with --compile-all) for CUDA capability 9.0
    WITHOUT a GPU (triton.compile on an ASTSource with an explicit
    GPUTarget("cuda", 90, 32)); when TileLang is importable, lowers every
-   TileLang kernel for sm_90a (tilelang.lower with an explicit target).
+   TileLang kernel of those instances for sm_90a (tilelang.lower with an
+   explicit target, docs/TOOLCHAIN.md's recipe) and, with --nvcc, builds
+   its CUDA source into an sm_90a cubin with nvcc.
    A missing toolchain is reported loudly and its checks are counted as
    skipped, not passed.
 3. With --run, on a machine with a CUDA GPU, runs each small instance's
@@ -79,12 +83,9 @@ def report(status, what, detail=""):
     print(f"{word} {what}{'  ' + detail if detail else ''}", flush=True)
 
 
-def concrete_instances(tool):
+def concrete_instances(tool, paths):
     out = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
-        if not name.endswith(".lean"):
-            continue
-        path = os.path.join("examples", name)
+    for path in paths:
         r = subprocess.run([tool, "check", path], cwd=ROOT, capture_output=True, text=True)
         if r.returncode != 0:
             report("failed", f"check {path}", r.stderr.strip()[:500])
@@ -194,6 +195,9 @@ def main():
     ap.add_argument("--compile-all", action="store_true")
     ap.add_argument("--nvcc", action="store_true", help="also build each lowered TileLang kernel with nvcc")
     ap.add_argument("--run", action="store_true")
+    ap.add_argument("--no-prims", action="store_true", help="leave out tests/prims.lean's definitions")
+    ap.add_argument("--no-compile", action="store_true", help="skip step 2 (offline compilation)")
+    ap.add_argument("--small-only", action="store_true", help="leave out the examples' full-size instances")
     ap.add_argument("--jobs", type=int, default=4, help="modules run at once with --run")
     ap.add_argument("--keep", default=None, help="write the modules (and manifest.tsv) here")
     ap.add_argument("--prebuilt", default=None, help="check the modules listed in DIR/manifest.tsv (no tilesmith run)")
@@ -208,8 +212,12 @@ def main():
         if not toolchain[t]:
             print(f"!!! {t} is NOT importable here: its kernels are NOT compiled, only byte-compiled !!!", flush=True)
 
-    instances = [] if a.prebuilt else [(p, e, s, False) for p, e, s in concrete_instances(tool)]
+    examples = sorted(os.path.join("examples", n) for n in os.listdir(os.path.join(ROOT, "examples"))
+                      if n.endswith(".lean"))
+    instances = [] if a.prebuilt or a.small_only else [(p, e, s, False) for p, e, s in concrete_instances(tool, examples)]
     instances += [(p, e, s, True) for p, e, s in SMALL]
+    if not a.no_prims and not a.prebuilt:
+        instances += [(p, e, s, True) for p, e, s in concrete_instances(tool, [os.path.join("tests", "prims.lean")])]
     instances = [x for x in instances if a.k in f"{x[0]}:{x[1]}"]
     gpu = False
     if a.run:
@@ -269,7 +277,7 @@ def main():
         print("!!! --nvcc: no nvcc found: TileLang kernels are only lowered !!!", flush=True)
     for n, (out, target, label, small, dtype) in enumerate(todo):
         mod_name = f"emitted_{n}"
-        if (small or a.compile_all) and dtype == "bf16":
+        if (small or a.compile_all) and dtype == "bf16" and not a.no_compile:
             if not toolchain[target]:
                 report("skipped", f"{target} compile {label}", f"{target} not installed")
             else:
@@ -293,7 +301,8 @@ def main():
         try:
             rr = subprocess.run([sys.executable, out], capture_output=True, text=True, timeout=600)
             lines = (rr.stdout + rr.stderr).strip().splitlines()
-            tail = " | ".join(lines[-3:]) if rr.returncode else " | ".join(lines[:2])
+            result = [x for x in lines if "max abs error" in x or x.startswith("time:")]
+            tail = " | ".join(result if result and rr.returncode in (0, 1) else lines[-3:])
             return ("passed" if rr.returncode == 0 else "failed", f"run {target} {label}", tail[:800])
         except subprocess.TimeoutExpired:
             return ("failed", f"run {target} {label}", "timed out")

@@ -386,3 +386,25 @@ TEST(verify_entry_reports_instances) {
   free(buf);
   env_free(&e);
 }
+
+TEST(verify_trial_unwinds_cleanly) {
+  /* the graph interpreter's error (a tensor over the limit) unwinds through
+     verify_trial to the caller with nothing leaked (checked under ASan) */
+  TEnv e;
+  Graph *g = elab(&e, softmax_src, NULL, "rowSoftmax", "M=5,N=37");
+  REQUIRE(g);
+  TileProgram *tp = tile_lower(g, DT_BF16);
+  Tensor **in = calloc((size_t)g->ninputs + 1, sizeof *in);
+  verify_inputs(g, DT_BF16, VIN_NORMAL, 0, in);
+  e.c.max_elems = 10;
+  e.c.err = NULL;
+  VerifyResult res;
+  volatile bool unwound = false;
+  if (setjmp(e.jb) == 0) verify_trial(tp, in, true, &res);
+  else unwound = true;
+  CHECK(unwound);
+  CHECK(e.c.unwind == &e.jb);
+  tensor_free(in[0]);
+  free(in);
+  env_free(&e);
+}
