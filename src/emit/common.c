@@ -189,15 +189,18 @@ static void collect_stmts(const StmtList *l, const TileProgram *tp, bool *used) 
   }
 }
 
-int emit_kernel_globals(const Kernel *k, const TileProgram *tp, const TBuf **out, int max) {
-  bool used[1024] = {0};
-  if (tp->globals.len > 1024) return 0;
+int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out) {
+  const TileProgram *tp = e->tp;
+  size_t n_g = (size_t)(tp->globals.len ? tp->globals.len : 1);
+  bool *used = arena_alloc(e->a, n_g * sizeof *used);
+  const TBuf **res = arena_alloc(e->a, n_g * sizeof *res);
   collect_stmts(&k->pre, tp, used);
   collect_stmts(&k->body, tp, used);
   collect_stmts(&k->post, tp, used);
   int n = 0;
-  for (int g = 0; g < tp->globals.len && n < max; g++)
-    if (used[g]) out[n++] = tp->globals.data[g];
+  for (int g = 0; g < tp->globals.len; g++)
+    if (used[g]) res[n++] = tp->globals.data[g];
+  *out = res;
   return n;
 }
 

@@ -87,8 +87,9 @@ void emit_cond(Emit *e, const SExpr *x);        /* x as a boolean condition */
 const char *emit_var_name(TVar v);
 const char *emit_torch_dtype(DType t);          /* "torch.bfloat16" */
 bool emit_is_real(DType t);                     /* f32, f16, bf16 */
-/* The globals a kernel reads or writes, in the program's order; returns the count. */
-int emit_kernel_globals(const Kernel *k, const TileProgram *tp, const TBuf **out, int max);
+/* The globals a kernel reads or writes, in the program's order (an array
+   from the arena in *out); returns the count. */
+int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out);
 /* Does the statement use the variable (in its mask, value, indices)? */
 bool emit_stmt_uses(const Stmt *s, TVar v);
 /* A comment line naming the source lines a kernel implements. */

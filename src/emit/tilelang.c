@@ -14,15 +14,19 @@
  * with tilelang.compile and an explicit sm_90a target, and cached.
  * T.gemm of float32 tiles runs in TF32 on Hopper's tensor cores, so f32
  * modules with a gemm are checked with a tolerance of 5e-3 (1e-4 without).
- * Known difference: T.max/T.min become CUDA fmaxf/fminf, which return the
- * other operand where one is NaN (the graph's max propagates NaN).
+ * T.max/T.min are CUDA's fmaxf/fminf, which drop a NaN operand: the
+ * elementwise max, min and relu test for NaN first, as the graph's do.
+ * T.reduce_max/T.reduce_min drop NaNs too: after each, the row's sum of
+ * its NaNs (0 or NaN, through two extra fragments) is added to the
+ * accumulator, so a row holding NaN reduces to NaN as the graph's does.
  */
 #include <string.h>
 
 #include "emit.h"
 
+/* max, min and relu propagate NaN as the graph's do (T.max is fmaxf) */
 static const char *tl_template(Op op, ElemKind ek) {
-  (void)ek;
+  bool real = ek == EK_REAL;
   switch (op) {
   case OP_NEG: return "(-%0)";
   case OP_EXP: return "T.exp(%0)";
@@ -32,7 +36,7 @@ static const char *tl_template(Op op, ElemKind ek) {
   case OP_TANH: return "T.tanh(%0)";
   case OP_ERF: return "T.erf(%0)";
   case OP_SIGMOID: return "(T.float32(1) / (T.float32(1) + T.exp(-%0)))";
-  case OP_RELU: return "T.max(%0, T.float32(0))";
+  case OP_RELU: return "T.if_then_else(T.isnan(%0), %0, T.max(%0, T.float32(0)))";
   case OP_ABS: return "T.abs(%0)";
   case OP_CAST: return "T.Cast(\"float32\", %0)";
   case OP_ADD: return "(%0 + %1)";
@@ -40,8 +44,10 @@ static const char *tl_template(Op op, ElemKind ek) {
   case OP_MUL: return "(%0 * %1)";
   case OP_DIV: return "(%0 / %1)";
   case OP_POW: return "T.pow(%0, %1)";
-  case OP_MAX: return "T.max(%0, %1)";
-  case OP_MIN: return "T.min(%0, %1)";
+  case OP_MAX:
+    return real ? "T.if_then_else(T.isnan(%0), %0, T.if_then_else(T.isnan(%1), %1, T.max(%0, %1)))" : "T.max(%0, %1)";
+  case OP_MIN:
+    return real ? "T.if_then_else(T.isnan(%0), %0, T.if_then_else(T.isnan(%1), %1, T.min(%0, %1)))" : "T.min(%0, %1)";
   case OP_LT: return "(%0 < %1)";
   case OP_LE: return "(%0 <= %1)";
   case OP_GT: return "(%0 > %1)";
@@ -124,47 +130,7 @@ static void tl_value_as(Emit *e, const SExpr *v, DType dt) {
 }
 
 static const char *reduce_fn(Op op) {
-  switch (op) {
-  case OP_SUM: return "T.reduce_sum";
-  case OP_AMAX: return "T.reduce_max";
-  case OP_AMIN: return "T.reduce_min";
-  case OP_INPUT:
-  case OP_CONST:
-  case OP_IOTA:
-  case OP_NEG:
-  case OP_EXP:
-  case OP_LOG:
-  case OP_SQRT:
-  case OP_RSQRT:
-  case OP_TANH:
-  case OP_ERF:
-  case OP_SIGMOID:
-  case OP_RELU:
-  case OP_ABS:
-  case OP_CAST:
-  case OP_ADD:
-  case OP_SUB:
-  case OP_MUL:
-  case OP_DIV:
-  case OP_POW:
-  case OP_MAX:
-  case OP_MIN:
-  case OP_LT:
-  case OP_LE:
-  case OP_GT:
-  case OP_GE:
-  case OP_EQ:
-  case OP_NE:
-  case OP_SELECT:
-  case OP_MATMUL:
-  case OP_PERMUTE:
-  case OP_RESHAPE:
-  case OP_SLICE:
-  case OP_CONCAT:
-  case OP_GATHER:
-  case OP_COUNT: return NULL;
-  }
-  return NULL;
+  return op == OP_SUM ? "T.reduce_sum" : op == OP_AMAX ? "T.reduce_max" : op == OP_AMIN ? "T.reduce_min" : NULL;
 }
 
 /* `for i, j in T.Parallel(R, C):` (or `for i in T.Parallel(R):`) */
@@ -210,6 +176,16 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
       return;
     }
     emit_printf(e, "%s%s(%s, %s, dim=1, clear=%s)\n", ind, fn, s->a->name, s->dst->name, s->clear ? "True" : "False");
+    if (s->reduce_op != OP_SUM && s->a->shape.rank == 2) {
+      /* T.reduce_max/min drop NaNs: add each row's sum of its NaNs (0 or NaN) */
+      const char *a = s->a->name, *d = s->dst->name;
+      emit_printf(e, "%sfor i, j in T.Parallel(%lld, %lld):\n", ind, (long long)s->a->shape.d[0].n,
+                  (long long)s->a->shape.d[1].n);
+      emit_printf(e, "%s    %s_nan[i, j] = T.if_then_else(T.isnan(%s[i, j]), %s[i, j], T.float32(0))\n", ind, a, a, a);
+      emit_printf(e, "%sT.reduce_sum(%s_nan, %s_nan, dim=1, clear=True)\n", ind, a, d);
+      emit_printf(e, "%sfor i in T.Parallel(%lld):\n", ind, (long long)s->dst->shape.d[0].n);
+      emit_printf(e, "%s    %s[i] = %s[i] + %s_nan[i]\n", ind, d, d, d);
+    }
     return;
   }
   case ST_STORE:
@@ -244,9 +220,37 @@ static void tl_list(Emit *e, const StmtList *l, const char *ind) {
   for (int i = 0; i < l->len; i++) tl_stmt(e, l->data[i], ind);
 }
 
+static void fragment(Emit *e, const char *name, const char *suffix, const Shape *sh) {
+  if (sh->rank == 1)
+    emit_printf(e, "        %s%s = T.alloc_fragment((%lld,), \"float32\")\n", name, suffix, (long long)sh->d[0].n);
+  else
+    emit_printf(e, "        %s%s = T.alloc_fragment((%lld, %lld), \"float32\")\n", name, suffix, (long long)sh->d[0].n,
+                (long long)sh->d[1].n);
+}
+
+/* The fragments the NaN check of each amax/amin reduce uses (once per pair). */
+static void declare_nan_buffers(Emit *e, const StmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (s->kind != ST_REDUCE || s->reduce_op == OP_SUM || s->a->shape.rank != 2) continue;
+    bool seen = false;
+    const StmtList *lists[3] = {&e->k->pre, &e->k->body, &e->k->post};
+    for (int L = 0; L < 3 && !seen; L++)
+      for (int j = 0; j < lists[L]->len && !seen; j++) {
+        const Stmt *t = lists[L]->data[j];
+        if (t == s) goto done; /* only earlier statements count */
+        seen = t->kind == ST_REDUCE && t->reduce_op != OP_SUM && t->a == s->a && t->dst == s->dst;
+      }
+  done:
+    if (seen) continue;
+    fragment(e, s->a->name, "_nan", &s->a->shape);
+    fragment(e, s->dst->name, "_nan", &s->dst->shape);
+  }
+}
+
 static void tl_kernel(Emit *e, const Kernel *k) {
-  const TBuf *gs[1024];
-  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  const TBuf **gs;
+  int n = emit_kernel_globals(e, k, &gs);
   emit_printf(e, "@T.prim_func\ndef %s(\n", k->name);
   for (int i = 0; i < n; i++)
     emit_printf(e, "    %s: T.Tensor(%s, \"%s\"),\n", e->gname[gs[i]->id], emit_shape_tuple(e, gs[i]),
@@ -270,6 +274,9 @@ static void tl_kernel(Emit *e, const Kernel *k) {
     case SCOPE_GLOBAL: emit_fail(e, "kernel %s: a tile buffer %s in global scope", k->name, t->name); break;
     }
   }
+  declare_nan_buffers(e, &k->pre);
+  declare_nan_buffers(e, &k->body);
+  declare_nan_buffers(e, &k->post);
   tl_list(e, &k->pre, "        ");
   if (k->loop) {
     emit_printf(e, "        for k in T.Pipelined(%lld, num_stages=%d):\n", (long long)k->loop, k->stages);
@@ -281,8 +288,8 @@ static void tl_kernel(Emit *e, const Kernel *k) {
 }
 
 static void tl_launch(Emit *e, const Kernel *k) {
-  const TBuf *gs[1024];
-  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  const TBuf **gs;
+  int n = emit_kernel_globals(e, k, &gs);
   emit_printf(e, "    compiled_kernel(\"%s\")(", k->name);
   for (int i = 0; i < n; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[gs[i]->id]);
   emit_printf(e, ")\n");

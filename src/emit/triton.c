@@ -68,13 +68,13 @@ static const char *tr_template(Op op, ElemKind ek) {
   return NULL;
 }
 
-/* Constants: Python numbers (INF and NAN are module-level constexprs);
+/* Constants: Python numbers (INF is a module-level constexpr, NaN INF - INF);
    as_value: a 0-d tensor, for the math functions that take tensors only. */
 static void tr_constant(Emit *e, const SExpr *x, bool as_value) {
   char buf[48];
   const char *s;
   if (x->kind == SX_INT) s = arena_printf(e->a, "%lld", (long long)x->i);
-  else if (x->f != x->f) s = "NAN";
+  else if (x->f != x->f) s = "(INF - INF)"; /* no NaN global: Triton compares globals by value, and NaN != NaN */
   else if (x->f > 1e308) s = "INF";
   else if (x->f < -1e308) s = "-INF";
   else {
@@ -152,7 +152,7 @@ static void tr_tile(Emit *e, const SExpr *x) {
 
 static void tr_imports(Emit *e) {
   emit_printf(e, "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n"
-                 "INF = tl.constexpr(float(\"inf\"))\nNAN = tl.constexpr(float(\"nan\"))\n");
+                 "INF = tl.constexpr(float(\"inf\"))\n");
 }
 
 static bool pow2(int64_t v) { return v >= 1 && (v & (v - 1)) == 0; }
@@ -174,48 +174,16 @@ static void block(Emit *e, const char *ind, const Stmt *s, int64_t r, int64_t c)
   emit_printf(e, "(_zero == 0)\n");
 }
 
+/* The accumulator's update, @D the accumulator, @A the tile.  tl.max and
+   tl.min drop NaNs: adding the row's sum of its NaNs (0 or NaN) makes a
+   row holding one reduce to NaN, as the graph's amax and amin do. */
 static const char *reduce_combine(Op op) {
-  switch (op) {
-  case OP_SUM: return "%s + tl.sum(%s, axis=1)";
-  case OP_AMAX: return "tl.maximum(%s, tl.max(%s, axis=1), propagate_nan=tl.PropagateNan.ALL)";
-  case OP_AMIN: return "tl.minimum(%s, tl.min(%s, axis=1), propagate_nan=tl.PropagateNan.ALL)";
-  case OP_INPUT:
-  case OP_CONST:
-  case OP_IOTA:
-  case OP_NEG:
-  case OP_EXP:
-  case OP_LOG:
-  case OP_SQRT:
-  case OP_RSQRT:
-  case OP_TANH:
-  case OP_ERF:
-  case OP_SIGMOID:
-  case OP_RELU:
-  case OP_ABS:
-  case OP_CAST:
-  case OP_ADD:
-  case OP_SUB:
-  case OP_MUL:
-  case OP_DIV:
-  case OP_POW:
-  case OP_MAX:
-  case OP_MIN:
-  case OP_LT:
-  case OP_LE:
-  case OP_GT:
-  case OP_GE:
-  case OP_EQ:
-  case OP_NE:
-  case OP_SELECT:
-  case OP_MATMUL:
-  case OP_PERMUTE:
-  case OP_RESHAPE:
-  case OP_SLICE:
-  case OP_CONCAT:
-  case OP_GATHER:
-  case OP_COUNT: return NULL;
-  }
-  return NULL;
+  return op == OP_SUM    ? "@D + tl.sum(@A, axis=1)"
+         : op == OP_AMAX ? "tl.maximum(@D, tl.max(@A, axis=1) + tl.sum(tl.where(@A != @A, @A, 0.0), axis=1), "
+                           "propagate_nan=tl.PropagateNan.ALL)"
+         : op == OP_AMIN ? "tl.minimum(@D, tl.min(@A, axis=1) + tl.sum(tl.where(@A != @A, @A, 0.0), axis=1), "
+                           "propagate_nan=tl.PropagateNan.ALL)"
+                         : NULL;
 }
 
 /* value as a block of shape [r, c] and type dt */
@@ -273,14 +241,18 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
       emit_fail(e, "a reduce with op %s", op_info[s->reduce_op].name);
       return;
     }
+    /* @D: the accumulator (the identity when clearing), @A: the tile */
+    const char *acc = !s->clear ? s->dst->name : s->reduce_op == OP_SUM ? "0.0" : s->reduce_op == OP_AMAX ? "-INF" : "INF";
     emit_printf(e, "%s%s = ", ind, s->dst->name);
-    if (s->clear)
-      emit_printf(e, "tl.%s(%s, axis=1)\n", s->reduce_op == OP_SUM ? "sum" : s->reduce_op == OP_AMAX ? "max" : "min",
-                  s->a->name);
-    else {
-      emit_printf(e, comb, s->dst->name, s->a->name);
-      emit_printf(e, "\n");
+    for (const char *p = comb; *p; p++) {
+      if (p[0] == '@' && (p[1] == 'D' || p[1] == 'A')) {
+        emit_printf(e, "%s", p[1] == 'D' ? acc : s->a->name);
+        p++;
+      } else {
+        fputc(*p, e->out);
+      }
     }
+    emit_printf(e, "\n");
     return;
   }
   case ST_STORE:
@@ -302,8 +274,8 @@ static void tr_list(Emit *e, const StmtList *l, const char *ind) {
 }
 
 static void tr_kernel(Emit *e, const Kernel *k) {
-  const TBuf *gs[1024];
-  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  const TBuf **gs;
+  int n = emit_kernel_globals(e, k, &gs);
   emit_printf(e, "@triton.jit\ndef %s(", k->name);
   for (int i = 0; i < n; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[gs[i]->id]);
   emit_printf(e, "):\n");
@@ -320,8 +292,8 @@ static void tr_kernel(Emit *e, const Kernel *k) {
 static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }
 
 static void tr_launch(Emit *e, const Kernel *k) {
-  const TBuf *gs[1024];
-  int n = emit_kernel_globals(k, e->tp, gs, 1024);
+  const TBuf **gs;
+  int n = emit_kernel_globals(e, k, &gs);
   emit_printf(e, "    %s[(%lld, %lld, %lld)](", k->name, (long long)k->grid[0], (long long)k->grid[1],
               (long long)k->grid[2]);
   for (int i = 0; i < n; i++) emit_printf(e, "%s, ", e->gname[gs[i]->id]);
@@ -333,8 +305,8 @@ static void tr_extras(Emit *e) {
   emit_printf(e, "# (kernel, pointer signature, grid, num_warps) of each kernel, in launch order\nTRITON_KERNELS = [\n");
   for (int k = 0; k < e->tp->kernels.len; k++) {
     const Kernel *K = e->tp->kernels.data[k];
-    const TBuf *gs[1024];
-    int n = emit_kernel_globals(K, e->tp, gs, 1024);
+    const TBuf **gs;
+    int n = emit_kernel_globals(e, K, &gs);
     emit_printf(e, "    (%s, {", K->name);
     for (int i = 0; i < n; i++) emit_printf(e, "%s\"%s\": \"%s\"", i ? ", " : "", e->gname[gs[i]->id], ptr_sig(gs[i]->dtype));
     emit_printf(e, "}, (%lld, %lld, %lld), %d),\n", (long long)K->grid[0], (long long)K->grid[1],
