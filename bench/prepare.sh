@@ -14,12 +14,12 @@ mkdir -p "$out"
 first=1
 {
   echo '{"dtype": "'"$dtype"'", "cases": ['
-  grep -v '^#' bench/cases.txt | while read -r file inst generic; do
+  grep -v "^#" "${CASES:-bench/cases.txt}" | while read -r file inst generic; do
     [ -n "$file" ] || continue
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
     for target in tilelang triton; do
-      if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" -o "$out/${inst}_$target.py" 2> "$out/${inst}_$target.err"; then
+      if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" -o "$out/${inst}_$target.py" > /dev/null 2> "$out/${inst}_$target.err"; then
         mods="$mods${mods:+, }\"$target\": \"${inst}_$target.py\""
         rm -f "$out/${inst}_$target.err"
       else
