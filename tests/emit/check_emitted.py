@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Check the Python modules `tilesmith opt` emits, for every example instance.
 
-usage: python3 tests/emit/check_emitted.py ./tilesmith [-k FILTER] [--targets tilelang,triton]
-                                           [--compile-all] [--run] [--keep DIR] [--prebuilt DIR]
+usage: python3 tests/emit/check_emitted.py ./tilesmith [-k SUBSTRING] [--targets tilelang,triton]
+           [--small-only] [--no-prims] [--compile-all] [--no-compile] [--nvcc]
+           [--run] [--jobs N] [--keep DIR] [--prebuilt DIR]
+
+With the pinned toolchain (tools/toolchain/install_here.sh, docs/TOOLCHAIN.md)
+run it with that venv's python, and with nvcc on PATH for --nvcc.
 
 1. For every concrete instance of examples/*.lean (the definitions that
    `tilesmith check` elaborates with no sizes), for the small instances
@@ -27,7 +31,11 @@ usage: python3 tests/emit/check_emitted.py ./tilesmith [-k FILTER] [--targets ti
 
 --keep DIR writes the modules and a manifest into DIR; --prebuilt DIR skips
 step 1 and checks the modules a --keep run left there (for a GPU machine
-that has Triton but not tilesmith's build).
+that has Triton but not tilesmith's build).  On the H200 machine (torch and
+Triton installed, TileLang carried as the pinned wheels, stripped with
+tools/toolchain/strip_wheel.py) that was:
+    python3 tests/emit/check_emitted.py ./tilesmith --small-only --keep .emitcheck   # here
+    python3 tests/emit/check_emitted.py x --prebuilt .emitcheck --no-compile --run --jobs 15   # there
 
 One line per check, then "N passed, M failed, K skipped"; exit status 1 if
 anything failed.
