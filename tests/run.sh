@@ -31,6 +31,15 @@ suite unit build/unit
 suite golden tests/golden.sh ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
+# emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and
+# compiled for capability 9.0 (Triton) when the pinned toolchain is there
+# (TOOLCHAIN_PYTHON, installed by tools/toolchain/install_here.sh; CI sets
+# REQUIRE_TOOLCHAIN=1 so that a missing toolchain fails instead of skipping)
+py=${TOOLCHAIN_PYTHON:-python3}
+suite emit "$py" tests/emit/check_emitted.py ./tilesmith ${REQUIRE_TOOLCHAIN:+--require-toolchain}
+if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
+  suite toolchain "$py" tools/toolchain/validate_example.py
+fi
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith
 suite fuzz tests/fuzz/run.sh build/fuzz/fuzz_front "$fuzz_seconds"

@@ -207,6 +207,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip step 2 (offline compilation)")
     ap.add_argument("--small-only", action="store_true", help="leave out the examples' full-size instances")
     ap.add_argument("--jobs", type=int, default=4, help="modules run at once with --run")
+    ap.add_argument("--require-toolchain", action="store_true",
+                    help="a missing TileLang or Triton is a failure, not a skip (CI sets this)")
     ap.add_argument("--keep", default=None, help="write the modules (and manifest.tsv) here")
     ap.add_argument("--prebuilt", default=None, help="check the modules listed in DIR/manifest.tsv (no tilesmith run)")
     a = ap.parse_args()
@@ -287,7 +289,8 @@ def main():
         mod_name = f"emitted_{n}"
         if (small or a.compile_all) and dtype == "bf16" and not a.no_compile:
             if not toolchain[target]:
-                report("skipped", f"{target} compile {label}", f"{target} not installed")
+                report("failed" if a.require_toolchain else "skipped", f"{target} compile {label}",
+                       f"{target} not installed")
             else:
                 try:
                     mod = import_module(out, mod_name)
