@@ -48,17 +48,6 @@ void emit_fail(Emit *e, const char *fmt, ...) {
   e->failed = true;
 }
 
-const char *emit_var_name(TVar v) {
-  switch (v) {
-  case TV_BX: return "bx";
-  case TV_BY: return "by";
-  case TV_BZ: return "bz";
-  case TV_I: return "i";
-  case TV_J: return "j";
-  case TV_K: return "k";
-  }
-  return "?";
-}
 
 const char *emit_torch_dtype(DType t) {
   switch (t) {
@@ -124,7 +113,7 @@ void emit_expr(Emit *e, const SExpr *x) {
   switch (x->kind) {
   case SX_INT:
   case SX_REAL: e->t->constant(e, x, false); return;
-  case SX_VAR: fputs(emit_var_name(x->var), e->out); return;
+  case SX_VAR: fputs(tvar_name(x->var), e->out); return;
   case SX_IDX: {
     const char *op = infix(x->iop);
     if (op) {

@@ -84,7 +84,6 @@ void emit_printf(Emit *e, const char *fmt, ...) TS_PRINTF(2, 3);
 void emit_fail(Emit *e, const char *fmt, ...) TS_PRINTF(2, 3);
 void emit_expr(Emit *e, const SExpr *x);        /* the shared walker */
 void emit_cond(Emit *e, const SExpr *x);        /* x as a boolean condition */
-const char *emit_var_name(TVar v);
 const char *emit_torch_dtype(DType t);          /* "torch.bfloat16" */
 bool emit_is_real(DType t);                     /* f32, f16, bf16 */
 /* The globals a kernel reads or writes, in the program's order (an array

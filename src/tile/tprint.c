@@ -13,7 +13,7 @@
 
 #include "tile.h"
 
-static const char *var_name(TVar v) {
+const char *tvar_name(TVar v) {
   switch (v) {
   case TV_BX: return "bx";
   case TV_BY: return "by";
@@ -49,7 +49,7 @@ void sexpr_print(FILE *out, const SExpr *e) {
     else if (isnan(e->f)) fputs("nan", out);
     else fputs(fmt_double(buf, sizeof buf, e->f), out);
     return;
-  case SX_VAR: fputs(var_name(e->var), out); return;
+  case SX_VAR: fputs(tvar_name(e->var), out); return;
   case SX_IDX:
     if (e->iop == IX_MIN || e->iop == IX_MAX) {
       fprintf(out, "%s(", idx_op(e->iop));
