@@ -44,7 +44,24 @@ static void run_decl(Ctx *c, Program *prog, const Decl *d, jmp_buf *jb) {
   free(inputs);
 }
 
+/* The prelude is parsed once, into an arena that lives as long as the
+   process; each input's program starts from a copy of its declarations. */
+static Program prelude;
+
+static void load_prelude(void) {
+  static Arena *pa;
+  if (pa) return;
+  pa = arena_new();
+  Ctx c;
+  ctx_init(&c, pa, stderr);
+  jmp_buf jb;
+  c.unwind = &jb;
+  if (setjmp(jb)) abort(); /* the prelude must parse */
+  front_load(&c, &prelude, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  load_prelude();
   Arena *a = arena_new();
   Ctx c;
   ctx_init(&c, a, NULL);
@@ -55,9 +72,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   jmp_buf jb;
   c.unwind = &jb;
   Program prog = {0};
+  prog.ndecls = prelude.ndecls;
+  prog.decls = arena_alloc(a, sizeof(Decl *) * (size_t)(prelude.ndecls + 1));
+  memcpy(prog.decls, prelude.decls, sizeof(Decl *) * (size_t)prelude.ndecls);
   SrcFile *f = src_from_string(a, "fuzz.lean", (const char *)data, size);
   if (setjmp(jb) == 0) {
-    front_load(&c, &prog, f);
+    parse_file(&c, f, &prog);
+    program_index(&c, &prog);
     int n = 0;
     for (int i = 0; i < prog.ndecls && n < 16; i++) {
       const Decl *d = prog.decls[i];
