@@ -1,6 +1,7 @@
 /*
- * fuzz_front.c: the libFuzzer target over lexing, parsing, elaboration and
- * (for tiny shapes) interpretation.
+ * fuzz_front.c: the libFuzzer target over lexing, parsing, elaboration and,
+ * for tiny shapes, the interpreter, the lowering to tiles (whose result must
+ * pass the tile checker) and the tile interpreter (which must not fault).
  *
  * Each input is a user file parsed after the prelude.  Every declaration in
  * it is elaborated, generic ones with their Nat parameters bound to small
@@ -13,6 +14,7 @@
 
 #include "../../src/front/front.h"
 #include "../../src/interp/interp.h"
+#include "../../src/tile/tile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,6 +38,14 @@ static void run_decl(Ctx *c, Program *prog, const Decl *d, jmp_buf *jb) {
     if (total <= 4096 && g->ninputs <= 64) {
       interp_random_inputs(g, inputs, 1);
       out = interp_run(g, inputs);
+      /* the naive lowering must give a valid tile program that runs without
+         an out-of-bounds access */
+      TileProgram *tp = tile_lower(g, DT_BF16);
+      if (!tile_check(tp, stderr)) abort();
+      TileFault fault = {0};
+      Tensor *t = tile_run(tp, inputs, NULL, &fault);
+      if (!t && fault.hit && fault.kernel) abort();
+      tensor_free(t);
     }
   }
   if (g)
