@@ -4,6 +4,8 @@ Run on a machine with an NVIDIA GPU and PyTorch (and Triton; TileLang for the
 TileLang modules), after bench/prepare.sh has written the modules:
 
     python3 bench/gpu_harness.py bench/out [--only NAME,...] [--json OUT.json]
+    python3 bench/gpu_harness.py --self-test ./tilesmith   (CPU: the peers' code
+                                                             agrees with the graphs)
 
 For every case of bench/out/manifest.json, in one process:
 
@@ -350,7 +352,60 @@ def print_table(rows):
     del cols
 
 
+# small instances for --self-test: (file, generic, sizes, textbook keyword args)
+SELF_TEST = [
+    ("examples/attention.lean", "attention", "B=2,H=2,N=8,D=4", {}),
+    ("examples/causal_attention.lean", "causalAttention", "B=2,H=2,N=8,D=4", {}),
+    ("examples/softcap_window_attention.lean", "softcapWindowAttention", "B=1,H=2,N=16,D=4,W=5", {"window": 5}),
+    ("examples/gqa_decode.lean", "gqaDecode", "B=2,H=4,Hkv=2,S=8,D=4", {}),
+    ("examples/rmsnorm_matmul.lean", "rmsnormMatmul", "M=4,K=8,N=6", {}),
+    ("examples/swiglu_mlp.lean", "swigluMlp", "M=4,D=8,F=12", {}),
+    ("examples/swiglu_mlp.lean", "gatedMlp", "M=4,D=8,F=12", {}),
+    ("examples/matmul_large_k.lean", "matmulLargeK", "M=4,K=64,N=4", {}),
+    ("examples/softmax.lean", "rowSoftmax", "M=4,N=16", {}),
+    ("examples/rmsnorm.lean", "rowRmsnorm", "M=4,N=16", {}),
+    ("examples/layernorm.lean", "rowLayernorm", "M=4,N=16", {}),
+    ("examples/bias_gelu_residual.lean", "biasGeluResidual", "M=4,N=16", {}),
+    ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=6,D=8,V=10", {}),
+]
+
+
+def self_test(tool):
+    """On the CPU: the harness's textbook PyTorch and its library kernels agree
+    with tilesmith's graph (evaluated in PyTorch) on small instances, so the
+    GPU run checks the emitted kernels against the right functions."""
+    import subprocess
+    passed = failed = 0
+    torch.manual_seed(0)
+    for path, name, sizes, kw in SELF_TEST:
+        g = json.loads(subprocess.run([tool, "graph", path, "--entry", name, "--size", sizes, "--format", "json"],
+                                      check=True, capture_output=True, text=True).stdout)
+        nodes = {n["id"]: n for n in g["nodes"]}
+        bounds = index_bounds(g)
+        args = []
+        for inp in g["inputs"]:
+            shape = nodes[inp["node"]]["shape"]
+            if inp["role"] == "index":
+                args.append(torch.randint(0, bounds.get(inp["node"], 2), shape))
+            else:
+                args.append(torch.randn(shape, dtype=torch.float64))
+        want = graph_fn(g)(*args).double()
+        checks = [("textbook", TEXTBOOK[name](*args, **kw))]
+        if name in LIBRARY and LIBRARY[name][0] != "matmul alone":
+            checks.append((LIBRARY[name][0], LIBRARY[name][1](*args)))
+        for what, got in checks:
+            err = rel_err(got.double(), want)[0]
+            ok = err < 1e-5
+            passed += ok
+            failed += not ok
+            print("%s %-24s %-8s vs graph: rel %.1e" % ("ok  " if ok else "FAIL", name, what, err))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--self-test":
+        sys.exit(self_test(sys.argv[2]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
     ap.add_argument("--only", default="")

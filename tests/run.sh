@@ -39,6 +39,7 @@ py=${TOOLCHAIN_PYTHON:-python3}
 suite emit "$py" tests/emit/check_emitted.py ./tilesmith ${REQUIRE_TOOLCHAIN:+--require-toolchain}
 if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite toolchain "$py" tools/toolchain/validate_example.py
+  suite harness "$py" bench/gpu_harness.py --self-test ./tilesmith
 fi
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith
