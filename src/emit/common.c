@@ -94,44 +94,28 @@ static void expand_template(Emit *e, const char *tpl, const SExpr *x) {
   }
 }
 
-static const char *infix(IdxOp op) {
-  switch (op) {
-  case IX_ADD: return "+";
-  case IX_SUB: return "-";
-  case IX_MUL: return "*";
-  case IX_DIV: return "//";
-  case IX_MOD: return "%";
-  case IX_LT: return "<";
-  case IX_MIN:
-  case IX_MAX:
-  case IX_AND: return NULL;
-  }
-  return NULL;
-}
-
 void emit_expr(Emit *e, const SExpr *x) {
   switch (x->kind) {
   case SX_INT:
   case SX_REAL: e->t->constant(e, x, false); return;
   case SX_VAR: fputs(tvar_name(x->var), e->out); return;
   case SX_IDX: {
-    const char *op = infix(x->iop);
-    if (op) {
-      fputc('(', e->out);
-      emit_expr(e, x->a[0]);
-      fprintf(e->out, " %s ", op);
-      emit_expr(e, x->a[1]);
-      fputc(')', e->out);
-    } else if (x->iop == IX_AND) {
+    if (x->iop == IX_AND) {
       fputc('(', e->out);
       emit_cond(e, x->a[0]);
       fprintf(e->out, " %s ", e->t->idx_and);
       emit_cond(e, x->a[1]);
       fputc(')', e->out);
-    } else {
+    } else if (x->iop == IX_MIN || x->iop == IX_MAX) {
       fprintf(e->out, "%s(", x->iop == IX_MIN ? e->t->idx_min : e->t->idx_max);
       emit_expr(e, x->a[0]);
       fputs(", ", e->out);
+      emit_expr(e, x->a[1]);
+      fputc(')', e->out);
+    } else { /* + - * // % <: the same infix spelling in Python for both targets */
+      fputc('(', e->out);
+      emit_expr(e, x->a[0]);
+      fprintf(e->out, " %s ", ix_spelling(x->iop));
       emit_expr(e, x->a[1]);
       fputc(')', e->out);
     }

@@ -860,27 +860,31 @@ static Value *entry_arg(Elab *E, const Value *f, int i, Env *env, SizeArg *sizes
   (void)p;
 }
 
+/* The entry's value: a constant or instance evaluated, or the function of a
+   definition with parameters; an unknown name is an error with a suggestion. */
+static Value *entry_value(Elab *E, const char *entry, const Decl **out) {
+  int index;
+  const Decl *d = find_decl(E->prog, entry, E->prog->ndecls, &index);
+  if (!d) {
+    const char *s = suggest(E, entry, NULL, E->prog->ndecls);
+    if (s) ts_fatal(E->c, "no definition named '%s'; did you mean '%s'?", entry, s);
+    ts_fatal(E->c, "no definition named '%s'", entry);
+  }
+  *out = d;
+  if (d->nparams == 0) return eval_const_decl(E, d, index, d->pos, false);
+  Value *v = fn_value(E, FN_DECL, d->pos);
+  v->decl = d;
+  v->decl_index = index;
+  return v;
+}
+
 Graph *elab_entry(Ctx *c, const Program *prog, const char *entry, Pos entry_pos, SizeArg *sizes, int nsizes) {
   Elab E = {.c = c, .prog = prog};
   E.g = graph_new(c);
   E.g->entry = entry;
   E.g->entry_pos = entry_pos;
-  int index;
-  const Decl *d = find_decl(prog, entry, prog->ndecls, &index);
-  if (!d) {
-    Ast fake = {.kind = AST_VAR, .name = entry, .pos = entry_pos};
-    const char *s = suggest(&E, entry, NULL, prog->ndecls);
-    if (s) ts_fatal(c, "no definition named '%s'; did you mean '%s'?", entry, s);
-    ts_fatal(c, "no definition named '%s'", entry);
-    (void)fake;
-  }
-  Value *v;
-  if (d->nparams == 0) v = eval_const_decl(&E, d, index, d->pos, false);
-  else {
-    v = fn_value(&E, FN_DECL, d->pos);
-    v->decl = d;
-    v->decl_index = index;
-  }
+  const Decl *d;
+  Value *v = entry_value(&E, entry, &d);
   /* supply the entry's remaining parameters from --size and as inputs */
   if (v->kind == V_FUN) {
     Value *f = copy_fn(&E, v);
@@ -950,16 +954,9 @@ int elab_entry_nats(Ctx *c, const Program *prog, const char *entry, SizeArg *out
   Elab E = {.c = c, .prog = prog};
   E.g = graph_new(c);
   E.g->entry = entry;
-  int index, n = 0;
-  const Decl *d = find_decl(prog, entry, prog->ndecls, &index);
-  if (!d) ts_fatal(c, "no definition named '%s'", entry);
-  Value *v;
-  if (d->nparams == 0) v = eval_const_decl(&E, d, index, d->pos, false);
-  else {
-    v = fn_value(&E, FN_DECL, d->pos);
-    v->decl = d;
-    v->decl_index = index;
-  }
+  int n = 0;
+  const Decl *d;
+  Value *v = entry_value(&E, entry, &d);
   if (v->kind != V_FUN) return 0;
   int np;
   const Binder *ps = fn_params(v, &np);

@@ -171,6 +171,8 @@ const char *tile_stmt_where(const Kernel *k, const Stmt *s, char *buf, size_t n)
 
 /* Print a tile program (tprint.c), as `tilesmith tiles` shows it. */
 void tile_print(FILE *out, const TileProgram *tp);
+/* The spelling of an integer op: + - * // % min max < and. */
+const char *ix_spelling(IdxOp op);
 /* The spelling of an index variable: bx, by, bz, i, j, k. */
 const char *tvar_name(TVar v);
 /* Print an expression (for printers, diagnostics and the emitters). */

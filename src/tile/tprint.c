@@ -25,7 +25,7 @@ const char *tvar_name(TVar v) {
   return "?";
 }
 
-static const char *idx_op(IdxOp op) {
+const char *ix_spelling(IdxOp op) {
   switch (op) {
   case IX_ADD: return "+";
   case IX_SUB: return "-";
@@ -52,7 +52,7 @@ void sexpr_print(FILE *out, const SExpr *e) {
   case SX_VAR: fputs(tvar_name(e->var), out); return;
   case SX_IDX:
     if (e->iop == IX_MIN || e->iop == IX_MAX) {
-      fprintf(out, "%s(", idx_op(e->iop));
+      fprintf(out, "%s(", ix_spelling(e->iop));
       sexpr_print(out, e->a[0]);
       fputs(", ", out);
       sexpr_print(out, e->a[1]);
@@ -60,7 +60,7 @@ void sexpr_print(FILE *out, const SExpr *e) {
     } else {
       fputc('(', out);
       sexpr_print(out, e->a[0]);
-      fprintf(out, " %s ", idx_op(e->iop));
+      fprintf(out, " %s ", ix_spelling(e->iop));
       sexpr_print(out, e->a[1]);
       fputc(')', out);
     }
