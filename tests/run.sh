@@ -36,7 +36,7 @@ suite crosscheck python3 tests/crosscheck.py ./tilesmith
 # (TOOLCHAIN_PYTHON, installed by tools/toolchain/install_here.sh; CI sets
 # REQUIRE_TOOLCHAIN=1 so that a missing toolchain fails instead of skipping)
 py=${TOOLCHAIN_PYTHON:-python3}
-suite emit "$py" tests/emit/check_emitted.py ./tilesmith ${REQUIRE_TOOLCHAIN:+--require-toolchain}
+suite emit "$py" tests/emit/check_emitted.py ./tilesmith --compile-all ${REQUIRE_TOOLCHAIN:+--require-toolchain}
 if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite toolchain "$py" tools/toolchain/validate_example.py
   suite harness "$py" bench/gpu_harness.py --self-test ./tilesmith

@@ -115,11 +115,20 @@ static void tl_imports(Emit *e) {
                  "TARGET = {\"kind\": \"cuda\", \"arch\": \"sm_90a\"}\n");
 }
 
-/* value, converted to dt (a load or tile read of that type is copied as it is) */
+/* value, converted to dt (a load or tile read of that type is copied as it is).
+ * A computed bool is stored through T.if_then_else(v, True, False): TileLang
+ * 0.1.15 vectorizes a stored comparison into a boolx16 that its CUDA code
+ * generator cannot print ("Cannot convert type boolx16"), the select it
+ * keeps scalar. */
 static void tl_value_as(Emit *e, const SExpr *v, DType dt) {
+  bool copy = (v->kind == SX_LOAD || v->kind == SX_TILE) && v->buf->dtype == dt;
   if (v->kind == SX_LOAD && v->buf->dtype == dt) {
     emit_printf(e, "%s", e->gname[v->buf->id]);
     tl_index(e, v);
+  } else if (dt == DT_BOOL && !copy) {
+    emit_printf(e, "T.if_then_else(");
+    emit_expr(e, v);
+    emit_printf(e, ", True, False)");
   } else if ((v->kind == SX_TILE && v->buf->dtype == dt) || !emit_is_real(dt) || dt == DT_F32) {
     emit_expr(e, v);
   } else {
