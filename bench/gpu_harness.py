@@ -270,16 +270,22 @@ def bench(fn, budget_ms=600):
     return triton.testing.do_bench(fn, warmup=max(min(once * 5, 200), 5), rep=rep, return_mode="median")
 
 
-def run_case(case, args, rows):
+def case_inputs(case, seed):
+    """(graph, fresh inputs in the storage type, the case's textbook PyTorch or
+    None, the eager function: the textbook or the graph in PyTorch)."""
     graph = json.load(open(case["graph"]))
-    dtype = DTYPES[case.get("dtype", "bf16")]
     gen = torch.Generator(device="cuda")
-    gen.manual_seed(args.seed)
-    inputs = make_inputs(graph, dtype, gen)
+    gen.manual_seed(seed)
+    inputs = make_inputs(graph, DTYPES[case.get("dtype", "bf16")], gen)
+    textbook = TEXTBOOK.get(case["generic"])
+    return graph, inputs, textbook, textbook if textbook else graph_fn(graph)
+
+
+def run_case(case, args, rows):
+    dtype = DTYPES[case.get("dtype", "bf16")]
+    graph, inputs, textbook, eager = case_inputs(case, args.seed)
     inputs32 = [x.float() if x.is_floating_point() else x for x in inputs]
     gname = case["generic"]
-    textbook = TEXTBOOK.get(gname)
-    eager = textbook if textbook else graph_fn(graph)
     row = {"case": case["name"], "entry": case["entry"], "file": case["file"], "results": {}}
     rows.append(row)
     with torch.no_grad():
@@ -335,13 +341,20 @@ def run_case(case, args, rows):
 # TILELANG_CACHE_DIR, Triton's ~/.triton/cache, Inductor's FX graph cache)
 # and its wall time goes to checking and timing.  Nothing is measured here.
 
-def _warm_tilelang(path, name):
+def _warm(kind, where, name, work):
+    """(kind, where, name, seconds, error or "") of work(); a failure is
+    reported again by the measuring run."""
     t0 = time.time()
     try:
-        load_module(path).compiled_kernel(name)
-        return ("tilelang", path, name, time.time() - t0, "")
-    except Exception as e:  # reported again by the measuring run
-        return ("tilelang", path, name, time.time() - t0, "%s: %s" % (type(e).__name__, str(e)[-300:]))
+        work()
+        err = ""
+    except Exception as e:
+        err = "%s: %s" % (type(e).__name__, str(e)[-300:])
+    return (kind, where, name, time.time() - t0, err)
+
+
+def _warm_tilelang(path, name):
+    return _warm("tilelang", path, name, lambda: load_module(path).compiled_kernel(name))
 
 
 TRITON_DTYPES = {"*bf16": torch.bfloat16, "*fp16": torch.float16, "*fp32": torch.float32,
@@ -349,29 +362,19 @@ TRITON_DTYPES = {"*bf16": torch.bfloat16, "*fp16": torch.float16, "*fp32": torch
 
 
 def _warm_triton(path, idx):
-    t0 = time.time()
-    kernel, sig, grid, warps = load_module(path).TRITON_KERNELS[idx]
-    try:
+    def work():
+        kernel, sig, grid, warps = load_module(path).TRITON_KERNELS[idx]
         kernel.warmup(*[TRITON_DTYPES[t] for t in sig.values()], grid=grid, num_warps=warps)
-        return ("triton", path, kernel.__name__, time.time() - t0, "")
-    except Exception as e:
-        return ("triton", path, kernel.__name__, time.time() - t0, "%s: %s" % (type(e).__name__, str(e)[-300:]))
+    return _warm("triton", path, "kernel %d" % idx, work)
 
 
 def _warm_compile(case, seed):
-    t0 = time.time()
-    try:
-        graph = json.load(open(case["graph"]))
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(seed)
-        inputs = make_inputs(graph, DTYPES[case.get("dtype", "bf16")], gen)
-        eager = TEXTBOOK.get(case["generic"]) or graph_fn(graph)
+    def work():
+        _, inputs, _, eager = case_inputs(case, seed)
         with torch.no_grad():
             torch.compile(eager, dynamic=False)(*inputs)
         torch.cuda.synchronize()
-        return ("torch.compile", case["name"], "", time.time() - t0, "")
-    except Exception as e:
-        return ("torch.compile", case["name"], "", time.time() - t0, "%s: %s" % (type(e).__name__, str(e)[-300:]))
+    return _warm("torch.compile", case["name"], "", work)
 
 
 def prewarm(cases, workers, seed):

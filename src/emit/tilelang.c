@@ -122,14 +122,14 @@ static void tl_imports(Emit *e) {
  * keeps scalar. */
 static void tl_value_as(Emit *e, const SExpr *v, DType dt) {
   bool copy = (v->kind == SX_LOAD || v->kind == SX_TILE) && v->buf->dtype == dt;
-  if (v->kind == SX_LOAD && v->buf->dtype == dt) {
+  if (copy && v->kind == SX_LOAD) {
     emit_printf(e, "%s", e->gname[v->buf->id]);
     tl_index(e, v);
   } else if (dt == DT_BOOL && !copy) {
     emit_printf(e, "T.if_then_else(");
     emit_expr(e, v);
     emit_printf(e, ", True, False)");
-  } else if ((v->kind == SX_TILE && v->buf->dtype == dt) || !emit_is_real(dt) || dt == DT_F32) {
+  } else if (copy || !emit_is_real(dt) || dt == DT_F32) {
     emit_expr(e, v);
   } else {
     emit_printf(e, "T.Cast(\"%s\", ", dtype_name(dt));
