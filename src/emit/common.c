@@ -516,20 +516,25 @@ static void main_fn(Emit *e) {
     rtol = atol = e->t->f32_gemm_tolerance;
     note = e->t->f32_gemm_note;
   }
-  emit_printf(e, "def random_inputs(seed=0):\n    \"\"\"Fresh inputs on the GPU: normal(0, 1) rounded to the storage dtype for\n"
-                 "    real tensors, uniform over the valid range for index tensors.\"\"\"\n");
+  emit_printf(e, "def random_inputs(seed=0):\n    \"\"\"Fresh inputs on the GPU, rounded to the storage dtype: normal(0, 1) for\n"
+                 "    real tensors, normal(0, 1/fan_in) for weights feeding a matmul (as a network\n"
+                 "    initializes them), uniform over the valid range for index tensors.\"\"\"\n");
   emit_printf(e, "    gen = torch.Generator(device=\"cuda\")\n    gen.manual_seed(seed)\n    return [\n");
   for (int i = 0; i < g->ninputs; i++) {
     const Node *in = g->inputs[i];
     const char *shape = shape_tuple(e, &in->shape, false);
-    if (in->kind == EK_REAL && in->role != ROLE_INDEX)
+    long long fan_in = (long long)ir_fan_in(g, in), bound = (long long)ir_index_bound(g, in);
+    if (in->kind == EK_REAL && in->role != ROLE_INDEX && fan_in > 0)
+      emit_printf(e, "        (torch.randn(%s, generator=gen, device=\"cuda\") * %lld ** -0.5).to(%s),  # fan-in %lld\n",
+                  shape, fan_in, emit_torch_dtype(tp->dtype), fan_in);
+    else if (in->kind == EK_REAL && in->role != ROLE_INDEX)
       emit_printf(e, "        torch.randn(%s, generator=gen, device=\"cuda\").to(%s),\n", shape,
                   emit_torch_dtype(tp->dtype));
     else if (in->kind == EK_BOOL)
       emit_printf(e, "        torch.randint(0, 2, %s, generator=gen, device=\"cuda\").to(torch.bool),\n", shape);
     else
       emit_printf(e, "        torch.randint(0, %lld, %s, generator=gen, device=\"cuda\"),  # indices into an axis of size %lld\n",
-                  (long long)interp_index_bound(g, in), shape, (long long)interp_index_bound(g, in));
+                  bound, shape, bound);
   }
   emit_printf(e, "    ]\n\n\n");
   emit_printf(e, "RTOL, ATOL = %g, %g  # %s: |run - reference| <= ATOL * max|reference| + RTOL * |reference|\n", rtol,

@@ -638,50 +638,6 @@ Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *tar
 
 /* ---- random inputs ---- */
 
-/* Does node n pass the values of a node marked in `reach` on unchanged
-   (layout ops, concat, and a gather *from* such a node)? */
-static bool carries_values(const Node *n, const bool *reach) {
-  switch (op_info[n->op].cls) {
-  case OPC_LAYOUT:
-  case OPC_CONCAT:
-    for (int j = 0; j < n->nin; j++)
-      if (reach[n->in[j]->id]) return true;
-    return false;
-  case OPC_GATHER: return reach[n->in[0]->id];
-  case OPC_LEAF:
-  case OPC_UNARY:
-  case OPC_BINARY:
-  case OPC_COMPARE:
-  case OPC_SELECT:
-  case OPC_REDUCE:
-  case OPC_MATMUL: return false;
-  }
-  return false;
-}
-
-/* Size of the axis a gather node indexes in its data operand. */
-static int64_t gather_axis_size(const Node *n) {
-  const Node *x = n->in[0];
-  return x->shape.d[n->axis - (n->shape.rank - x->shape.rank)].n;
-}
-
-int64_t interp_index_bound(const Graph *g, const Node *input) {
-  bool *reach = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1), sizeof *reach);
-  int64_t bound = -1;
-  if (!reach) return 2;
-  reach[input->id] = true;
-  for (int i = input->id + 1; i < g->nnodes; i++) {
-    const Node *n = g->nodes[i];
-    if (n->op == OP_GATHER && reach[n->in[1]->id]) {
-      int64_t s = gather_axis_size(n);
-      if (bound < 0 || s < bound) bound = s;
-    }
-    reach[i] = carries_values(n, reach);
-  }
-  free(reach);
-  return bound < 0 ? 2 : bound;
-}
-
 /* Input i draws from its own generator, seeded with seed*1000003 + i, so a
    given input's values do not depend on which other inputs were supplied. */
 static void fill_input(const Graph *g, const Node *in, Tensor *t, uint64_t seed) {
@@ -689,10 +645,11 @@ static void fill_input(const Graph *g, const Node *in, Tensor *t, uint64_t seed)
   rng_seed(&rng, seed * 1000003u + (uint64_t)in->input_index);
   int64_t N = tensor_numel(t);
   bool index = in->role == ROLE_INDEX || in->kind == EK_INT;
-  int64_t bound = in->kind == EK_BOOL ? 2 : index ? interp_index_bound(g, in) : 0;
+  int64_t bound = in->kind == EK_BOOL ? 2 : index ? ir_index_bound(g, in) : 0, fan_in = ir_fan_in(g, in);
+  double sd = fan_in > 0 ? 1 / sqrt((double)fan_in) : 1;
   for (int64_t i = 0; i < N; i++) {
     if (in->kind == EK_REAL && !index)
-      t->data[i] = rng_normal(&rng);
+      t->data[i] = sd * rng_normal(&rng);
     else
       t->data[i] = bound > 0 ? (double)rng_below(&rng, bound) : 0.0;
   }

@@ -36,11 +36,11 @@ Tensor *interp_run(Graph *g, Tensor **inputs);
 Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const bool *keep,
                       Tensor **values);
 
-/* Fill random inputs for every graph input not given: normal(0,1) for real
-   inputs; for Index inputs, uniform over [0, bound) where bound is the
-   smallest axis size the index is gathered along (2 if never gathered). */
+/* Fill random inputs for every graph input not given, by the rule of
+   ir/inputs.c: normal(0, 1) for real inputs, normal(0, 1/fan_in) for a
+   weight feeding a matmul (ir_fan_in), uniform over [0, ir_index_bound) for
+   Index inputs. */
 void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed);
-int64_t interp_index_bound(const Graph *g, const Node *input);
 
 /* .npy files (format versions 1.0 to 3.0, C order; big-endian data is byte-swapped).  Reading
    accepts float32, float64, int32, int64 and bool; writing is float64.

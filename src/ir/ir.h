@@ -129,4 +129,12 @@ void graph_print_text(FILE *out, const Graph *g);
 void graph_print_dot(FILE *out, const Graph *g);
 void graph_print_json(FILE *out, const Graph *g);
 
+/* How random inputs are drawn (inputs.c).  ir_index_bound: an Index input is
+   uniform over [0, bound), bound the smallest axis size it is gathered along
+   (2 if never gathered).  ir_fan_in: a Param that reaches a matmul operand
+   through layout ops is normal(0, 1/fan_in), fan_in the contraction size;
+   0 for every other input (normal(0, 1)). */
+int64_t ir_index_bound(const Graph *g, const Node *input);
+int64_t ir_fan_in(const Graph *g, const Node *input);
+
 #endif

@@ -225,7 +225,9 @@ static void json_node(Json *j, const Node *n) {
   json_end_obj(j);
 }
 
-/* {"entry": name, "inputs": [{"name", "role", "node"}], "output": id or null,
+/* {"entry": name, "inputs": [{"name", "role", "node", and how random values are
+               drawn (ir/inputs.c): "bound" for an Index, "fan_in" for a weight}],
+    "output": id or null,
     "nodes": [{"id", "op", "kind", "shape", "sym", "in", "pos", "site", "via",
                op-specific: "name"/"role", "value", "axis", "perm", "lo"/"hi"}]} */
 void graph_print_json(FILE *out, const Graph *g) {
@@ -246,6 +248,13 @@ void graph_print_json(FILE *out, const Graph *g) {
     json_str(&j, role_str(in->role));
     json_key(&j, "node");
     json_int(&j, in->id);
+    if (in->kind == EK_INT) {
+      json_key(&j, "bound");
+      json_int(&j, ir_index_bound(g, in));
+    } else if (ir_fan_in(g, in) > 0) {
+      json_key(&j, "fan_in");
+      json_int(&j, ir_fan_in(g, in));
+    }
     json_end_obj(&j);
   }
   json_end_arr(&j);

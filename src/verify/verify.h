@@ -31,7 +31,7 @@ typedef enum {
 const char *verify_input_name(VerifyInput k);
 
 /* Fill inputs[i] for every graph input (caller frees): indices valid
-   (interp_index_bound), real values of the given kind, rounded to dt. */
+   (ir_index_bound; weights scaled by ir_fan_in), real values of the given kind, rounded to dt. */
 void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor **inputs);
 
 typedef struct VerifyResult {

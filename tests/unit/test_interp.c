@@ -577,7 +577,7 @@ TEST(interp_step_limit_unwinds_cleanly) {
 
 /* ---- random inputs and index bounds ---- */
 
-TEST(interp_index_bound_follows_layout) {
+TEST(ir_index_bound_follows_layout) {
   Env e;
   env_init(&e);
   Node *tab = in_real(&e, "E", SH(7, 3));
@@ -589,8 +589,8 @@ TEST(interp_index_bound_follows_layout) {
   Node *g2 = ir_gather(e.g, lg, col, 1, P0);              /* bound 5 */
   Node *out = ir_binary(e.g, OP_ADD, ir_reduce(e.g, OP_SUM, g1, 1, P0), g2, P0);
   e.g->output = out;
-  CHECK(interp_index_bound(e.g, ids) == 5);
-  CHECK(interp_index_bound(e.g, lone) == 2);
+  CHECK(ir_index_bound(e.g, ids) == 5);
+  CHECK(ir_index_bound(e.g, lone) == 2);
   Tensor *ins[4] = {0};
   interp_random_inputs(e.g, ins, 42);
   for (int i = 0; i < 4; i++) REQUIRE(ins[i]);
@@ -615,6 +615,40 @@ TEST(interp_index_bound_follows_layout) {
     tensor_free(ins[i]);
     tensor_free(again[i]);
   }
+  env_free(&e);
+}
+
+/* A Param reaching a matmul operand through layout ops is a weight, drawn
+   normal(0, 1/fan_in); a Tensor input, a gathered table and a Param used
+   elementwise stay normal(0, 1). */
+TEST(ir_fan_in_marks_weights) {
+  Env e;
+  env_init(&e);
+  Node *x = in_real(&e, "x", SH(6, 16));
+  Node *w = ir_input(e.g, "W", ROLE_PARAM, SHP(SH(4, 16)), P0);    /* x . W^T: fan-in 16 */
+  Node *v = ir_input(e.g, "V", ROLE_PARAM, SHP(SH(4, 64)), P0);    /* reshaped, right operand */
+  Node *tab = ir_input(e.g, "E", ROLE_PARAM, SHP(SH(9, 4)), P0);   /* gathered rows */
+  Node *gain = ir_input(e.g, "g", ROLE_PARAM, SHP(SH(4)), P0);     /* elementwise */
+  Node *ids = in_index(&e, "ids", SH(6, 1));
+  Node *h = ir_matmul(e.g, x, ir_transpose(e.g, w, P0), P0);        /* [6, 4] */
+  Node *h2 = ir_matmul(e.g, h, ir_reshape(e.g, v, SHP(SH(4, 64)), P0), P0);
+  Node *emb = ir_gather(e.g, tab, ir_reshape(e.g, ids, SHP(SH(6, 1)), P0), 0, P0);
+  Node *h3 = ir_matmul(e.g, ir_binary(e.g, OP_MUL, emb, gain, P0), ir_reshape(e.g, v, SHP(SH(4, 64)), P0), P0);
+  e.g->output = ir_binary(e.g, OP_ADD, h2, h3, P0);
+  CHECK(ir_fan_in(e.g, w) == 16);
+  CHECK(ir_fan_in(e.g, v) == 4);
+  CHECK(ir_fan_in(e.g, tab) == 0);
+  CHECK(ir_fan_in(e.g, gain) == 0);
+  CHECK(ir_fan_in(e.g, x) == 0);
+  CHECK(ir_fan_in(e.g, ids) == 0);
+  CHECK(ir_index_bound(e.g, ids) == 9);
+  /* the interpreter's random inputs follow the rule: W's spread is 1/4 of x's */
+  Tensor *ins[6] = {0};
+  interp_random_inputs(e.g, ins, 7);
+  double sx = 0, sw = 0;
+  for (int i = 0; i < 64; i++) sx += ins[0]->data[i] * ins[0]->data[i], sw += ins[1]->data[i] * ins[1]->data[i];
+  CHECK(sw > 0 && sx / sw > 16 / 2.5 && sx / sw < 16 * 2.5);
+  for (int i = 0; i < 6; i++) tensor_free(ins[i]);
   env_free(&e);
 }
 
@@ -662,7 +696,8 @@ TEST(print_text_dot_json) {
   CHECK(strstr(d, "peripheries=2"));
   char *j = capture(graph_print_json, e.g);
   CHECK(strstr(j, "\"entry\":\"f\""));
-  CHECK(strstr(j, "{\"name\":\"W\",\"role\":\"param\",\"node\":1}"));
+  CHECK(strstr(j, "{\"name\":\"W\",\"role\":\"param\",\"node\":1,\"fan_in\":8}"));
+  CHECK(strstr(j, "{\"name\":\"q\",\"role\":\"tensor\",\"node\":0}"));
   CHECK(strstr(j, "\"sym\":[\"B\",null]"));
   CHECK(strstr(j, "\"value\":\"inf\""));
   CHECK(strstr(j, "\"perm\":[1,0]"));
