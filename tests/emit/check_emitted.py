@@ -47,7 +47,6 @@ import importlib.util
 import os
 import py_compile
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,8 @@ import traceback
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "toolchain"))
+import sm90a  # noqa: E402
 
 # small instances of the generic definitions (the same as tests/crosscheck.py)
 SMALL = [
@@ -139,45 +140,18 @@ def triton_compile_all(mod, label):
             report("failed", what, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300] if str(e).strip() else ''}")
 
 
-def find_nvcc():
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
-        return os.path.join(home, "bin", "nvcc")
-    for p in [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]:
-        if p and os.path.exists(p):
-            return p
-    return None
-
-
 def tilelang_lower_all(mod, label, nvcc):
-    """Lower every prim_func for sm_90a (docs/TOOLCHAIN.md's recipe); with
-    nvcc, also build the CUDA source into an sm_90a cubin."""
-    import tilelang
-    import tvm
-
+    """Lower every prim_func for sm_90a; with nvcc, also build the CUDA source
+    into an sm_90a cubin (tools/toolchain/sm90a.py, docs/TOOLCHAIN.md)."""
     for name, fn in mod.PRIM_FUNCS.items():
         what = f"tilelang sm_90a {label} {name}"
         try:
-            with tvm.transform.PassContext(opt_level=3), tvm.target.Target(mod.TARGET):
-                art = tilelang.lower(fn, target=mod.TARGET)
-            src = art.kernel_source
-            if "__global__" not in src:
-                raise RuntimeError("no __global__ kernel in the lowered source")
+            src = sm90a.lower(fn, mod.TARGET)
             detail = f"{len(src)} chars of CUDA"
             if nvcc:
-                from tilelang.env import CUTLASS_INCLUDE_DIR, TILELANG_TEMPLATE_PATH
-
                 with tempfile.TemporaryDirectory() as d:
-                    cu, cubin = os.path.join(d, "k.cu"), os.path.join(d, "k.cubin")
-                    with open(cu, "w") as f:
-                        f.write(src)
-                    cmd = [nvcc, "--cubin", "-O3", "-std=c++20", "-gencode", "arch=compute_90a,code=sm_90a",
-                           "-diag-suppress", "1444", "-I" + TILELANG_TEMPLATE_PATH, "-I" + CUTLASS_INCLUDE_DIR,
-                           "-o", cubin, cu]
-                    p = subprocess.run(cmd, capture_output=True, text=True)
-                    if p.returncode != 0:
-                        raise RuntimeError("nvcc: " + (p.stderr.strip().splitlines() or ["?"])[-1])
-                    detail += f", {os.path.getsize(cubin)} bytes of sm_90a cubin"
+                    size = sm90a.nvcc_cubin(nvcc, src, os.path.join(d, "k.cubin"))
+                detail += f", {size} bytes of sm_90a cubin"
             report("passed", what, detail)
         except Exception as e:  # noqa: BLE001
             msg = str(e).strip().splitlines()
@@ -282,7 +256,7 @@ def main():
             f.write(f"{os.path.relpath(out, out_dir)}\t{target}\t{label}\t{int(small)}\t{dtype}\n")
 
     runs = []
-    nvcc = find_nvcc() if a.nvcc else None
+    nvcc = sm90a.find_nvcc() if a.nvcc else None
     if a.nvcc and not nvcc:
         print("!!! --nvcc: no nvcc found: TileLang kernels are only lowered !!!", flush=True)
     for n, (out, target, label, small, dtype) in enumerate(todo):

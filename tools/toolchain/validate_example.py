@@ -25,7 +25,8 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TL_TARGET = {"kind": "cuda", "arch": "sm_90a"}
+sys.path.insert(0, HERE)
+from sm90a import TL_TARGET, find_nvcc, lower, nvcc_cubin  # noqa: E402
 
 results = []  # (status, name, detail)
 
@@ -50,14 +51,6 @@ def check(name, fn):
     return True
 
 
-def find_nvcc():
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
-        return os.path.join(home, "bin", "nvcc")
-    return shutil.which("nvcc") or (
-        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-
-
 def find_cuobjdump():
     exe = shutil.which("cuobjdump")
     if exe:
@@ -73,7 +66,6 @@ def find_cuobjdump():
 def tilelang_checks(args, out):
     t0 = time.time()
     import tilelang
-    from tilelang import tvm
     import tl_examples
     report("PASS", "tilelang import", f"{time.time() - t0:.2f} s; tilelang {tilelang.__version__}, "
            f"tvm_ffi {_version('apache-tvm-ffi')}, torch {_torch_version()}")
@@ -82,11 +74,8 @@ def tilelang_checks(args, out):
         report("FAIL", "nvcc", "not found (CUDA_HOME, PATH, /usr/local/cuda); use --no-nvcc to skip")
     sources = {}
     for name, (factory, _out_idx) in tl_examples.KERNELS.items():
-        def lower(name=name, factory=factory):
-            with tvm.transform.PassContext(opt_level=3), tvm.target.Target(TL_TARGET):
-                art = tilelang.lower(factory(), target=TL_TARGET)
-            src = art.kernel_source
-            assert "__global__" in src, "no __global__ kernel in the lowered source"
+        def lower_one(name=name, factory=factory):
+            src = lower(factory(), TL_TARGET)
             if name == "gemm":
                 assert "wgmma" in src, "GEMM did not lower to WGMMA"
                 assert "tma_load" in src, "GEMM did not lower to TMA loads"
@@ -95,27 +84,17 @@ def tilelang_checks(args, out):
                 with open(os.path.join(out, f"tl_{name}.cu"), "w") as f:
                     f.write(src)
             return f"{len(src)} chars of CUDA"
-        check(f"tilelang lower {name} sm_90a", lower)
+        check(f"tilelang lower {name} sm_90a", lower_one)
     if nvcc is None:
         if args.no_nvcc:
             report("SKIP", "tilelang nvcc", "--no-nvcc")
         return
-    from tilelang.env import CUTLASS_INCLUDE_DIR, TILELANG_TEMPLATE_PATH
     cuobjdump = find_cuobjdump()
     for name, src in sources.items():
         def build(name=name, src=src):
             with tempfile.TemporaryDirectory() as d:
-                cu, cubin = os.path.join(d, "k.cu"), os.path.join(d, "k.cubin")
-                with open(cu, "w") as f:
-                    f.write(src)
-                cmd = [nvcc, "--cubin", "-O3", "-std=c++20", "-gencode", "arch=compute_90a,code=sm_90a",
-                       "-diag-suppress", "1444", "-I" + TILELANG_TEMPLATE_PATH, "-I" + CUTLASS_INCLUDE_DIR,
-                       "-o", cubin, cu]
-                p = subprocess.run(cmd, capture_output=True, text=True)
-                if p.returncode != 0:
-                    raise RuntimeError("nvcc failed: " + (p.stderr.strip().splitlines() or ["?"])[-1])
-                size = os.path.getsize(cubin)
-                detail = f"{size} bytes of sm_90a cubin"
+                cubin = os.path.join(d, "k.cubin")
+                detail = f"{nvcc_cubin(nvcc, src, cubin)} bytes of sm_90a cubin"
                 if cuobjdump:
                     sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True).stdout
                     if name == "gemm":
