@@ -306,6 +306,22 @@ static void lower_reduce(Lower *L, const Node *n) {
   st->ext[1] = 1;
 }
 
+/* A gemm operand's tile: dst[i, j] = x[batch..., row, col] (x broadcast to
+   the batch axes of n), zero where row >= nrows or col >= ncols. */
+static void load_operand_tile(Lower *L, Kernel *k, TBuf *dst, const Node *x, const Node *n, SExpr **bidx, int nb,
+                              SExpr *row, int64_t nrows, SExpr *col, int64_t ncols) {
+  SExpr *full[TS_MAX_RANK], *sub[TS_MAX_RANK];
+  memcpy(full, bidx, sizeof(SExpr *) * (size_t)nb);
+  full[nb] = row;
+  full[nb + 1] = col;
+  broadcast_index(L, &x->shape, &n->shape, full, sub);
+  Stmt *ld = stmt(L, &k->body, ST_MAP);
+  ld->dst = dst;
+  ld->value = pointwise(L, x, sub, false);
+  ld->mask = AND(L, LT(L, row, I(L, nrows)), LT(L, col, I(L, ncols)));
+  ld->other = sx_real(L->a, 0);
+}
+
 /* matmul kernel: [BM, BN] output tiles, a pipelined loop over K */
 static void lower_matmul(Lower *L, const Node *n) {
   const Node *a = n->in[0], *b = n->in[1];
@@ -326,37 +342,21 @@ static void lower_matmul(Lower *L, const Node *n) {
   Stmt *f = stmt(L, &k->pre, ST_FILL);
   f->dst = Cf;
   f->value = sx_real(L->a, 0);
-  SExpr *bidx[TS_MAX_RANK], *sub[TS_MAX_RANK], *full[TS_MAX_RANK];
+  SExpr *bidx[TS_MAX_RANK], *full[TS_MAX_RANK];
   unflatten(L, V(L, TV_BZ), &n->shape, nb, bidx);
   SExpr *m = ADD(L, MUL(L, V(L, TV_BY), I(L, BM)), V(L, TV_I));
   SExpr *ka = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_J));
   SExpr *kb = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_I));
   SExpr *col = ADD(L, MUL(L, V(L, TV_BX), I(L, BN)), V(L, TV_J));
-  /* A tile: a[batch..., m, ka] */
-  memcpy(full, bidx, sizeof(SExpr *) * (size_t)nb);
-  full[nb] = m;
-  full[nb + 1] = ka;
-  broadcast_index(L, &a->shape, &n->shape, full, sub);
-  Stmt *la = stmt(L, &k->body, ST_MAP);
-  la->dst = As;
-  la->value = pointwise(L, a, sub, false);
-  la->mask = AND(L, LT(L, m, I(L, M)), LT(L, ka, I(L, K)));
-  la->other = sx_real(L->a, 0);
-  /* B tile: b[batch..., kb, col] */
-  full[nb] = kb;
-  full[nb + 1] = col;
-  broadcast_index(L, &b->shape, &n->shape, full, sub);
-  Stmt *lb = stmt(L, &k->body, ST_MAP);
-  lb->dst = Bs;
-  lb->value = pointwise(L, b, sub, false);
-  lb->mask = AND(L, LT(L, kb, I(L, K)), LT(L, col, I(L, N)));
-  lb->other = sx_real(L->a, 0);
+  load_operand_tile(L, k, As, a, n, bidx, nb, m, M, ka, K); /* a[batch..., m, ka] */
+  load_operand_tile(L, k, Bs, b, n, bidx, nb, kb, K, col, N); /* b[batch..., kb, col] */
   Stmt *gm = stmt(L, &k->body, ST_GEMM);
   gm->dst = Cf;
   gm->a = As;
   gm->b = Bs;
   cover(L, n);
   Stmt *st = stmt(L, &k->post, ST_STORE);
+  memcpy(full, bidx, sizeof(SExpr *) * (size_t)nb);
   full[nb] = m;
   full[nb + 1] = col;
   store_to(L, st, n, full);
