@@ -302,7 +302,9 @@ static const Command commands[] = {
      "Evaluates the entry in float64.  Inputs come from NumPy .npy files\n"
      "(float32/float64 for Tensor and Param, int32/int64 for Index), named by\n"
      "parameter; any not given are drawn at random from --seed (default 0):\n"
-     "normal(0, 1) for real inputs, uniform over the valid range for indices.\n"
+     "normal(0, 1) for real inputs, normal(0, 1/fan_in) for a Param that feeds\n"
+     "a matmul (a weight, as a network initializes it), uniform over the\n"
+     "valid range for indices.\n"
      "The result is written to --out as a float64 .npy file.\n",
      cmd_eval, true, true},
     {"tiles", "print the tile program (kernels) of an entry",
