@@ -202,20 +202,22 @@ def load_module(path):
     return mod
 
 
-def make_inputs(graph, dtype, gen=None, device="cuda"):
+def make_inputs(graph, dtype, gen=None, device="cuda", unit_weights=False):
     """Fresh random inputs, drawn as tilesmith draws them (ir/inputs.c; the
     graph JSON carries each input's rule): normal(0, 1) for real inputs,
-    normal(0, 1/fan_in) for weights feeding a matmul, uniform over [0, bound)
-    for Index inputs."""
+    normal(0, 1/fan_in) for weights feeding a matmul (normal(0, 1) with
+    unit_weights), uniform over [0, bound) for Index inputs."""
     out = []
     nodes = {n["id"]: n for n in graph["nodes"]}
     for inp in graph["inputs"]:
         shape = nodes[inp["node"]]["shape"]
+        if nodes[inp["node"]]["kind"] != "real" and "bound" not in inp:
+            raise ValueError("input %s: no index bound in the graph JSON (made by an older tilesmith?)" % inp["name"])
         if "bound" in inp:
             out.append(torch.randint(0, inp["bound"], shape, device=device, generator=gen, dtype=torch.int64))
         else:
             x = torch.randn(shape, device=device, generator=gen, dtype=torch.float32 if dtype != torch.float64 else dtype)
-            out.append((x * inp.get("fan_in", 1) ** -0.5).to(dtype))
+            out.append((x * (1 if unit_weights else inp.get("fan_in", 1)) ** -0.5).to(dtype))
     return out
 
 
@@ -275,7 +277,10 @@ def run_case(case, args, rows):
             row["graph_vs_textbook"] = rel_err(g_ref, ref)[0]
         # PyTorch itself in the storage type: how far rounding alone moves this
         # case's result (a floor for the emitted kernels; not judged)
-        row["results"]["eager"] = {"rel_err": rel_err(eager(*inputs), ref)[0]}
+        try:
+            row["results"]["eager"] = {"rel_err": rel_err(eager(*inputs), ref)[0]}
+        except Exception as e:
+            row["results"]["eager"] = {"error": "%s: %s" % (type(e).__name__, e)}
         contenders = [("eager", lambda: eager(*inputs))]
         compiled = torch.compile(eager, dynamic=False)
         contenders.append(("torch.compile", lambda: compiled(*inputs)))

@@ -137,7 +137,8 @@ def index_bounds(graph):
 
 def make_inputs(graph, rng, positive=(), index_bound=None):
     """Random inputs by name: normal reals (|normal| + 0.5 for the names in
-    `positive`), integers in [0, bound) for Index inputs."""
+    `positive`), integers in [0, bound) for Index inputs: the bound tilesmith's
+    graph JSON carries, or index_bounds' for a graph written here by hand."""
     nodes = {n["id"]: n for n in graph["nodes"]}
     bounds = index_bounds(graph)
     vals = {}
@@ -146,7 +147,7 @@ def make_inputs(graph, rng, positive=(), index_bound=None):
         shape = tuple(node["shape"])
         name = inp["name"]
         if inp["role"] == "index" or node["kind"] == "int":
-            hi = bounds.get(name, index_bound or 2)
+            hi = inp["bound"] if "bound" in inp else bounds.get(name, index_bound or 2)
             vals[name] = rng.integers(0, hi, size=shape, dtype=np.int64)
         elif name in positive:
             vals[name] = np.abs(rng.standard_normal(shape)) + 0.5

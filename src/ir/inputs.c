@@ -10,28 +10,35 @@
  *
  * A real input is normal(0, 1), except a Param that reaches an operand of a
  * matmul through layout ops only (a weight, possibly reshaped or
- * transposed): normal(0, 1/fan_in), fan_in being the matmul's contraction
- * size (the largest, if it feeds several), as a network initializes its
- * weights.  With unit weights a layer's outputs grow like sqrt(fan_in), and
+ * transposed; not through concat, where a learned token joins activations,
+ * nor through a gather): normal(0, 1/fan_in), fan_in being the matmul's
+ * contraction size (the largest, if it feeds several), as a network
+ * initializes its weights.  A table that is both gathered and multiplied
+ * (tied embeddings) is a weight by this rule, so its gathered rows are small
+ * too; weights picked by a gather (experts) are not, and stay normal(0, 1).  With unit weights a layer's outputs grow like sqrt(fan_in), and
  * a softmax over scores from two such projections is one-hot to within the
  * rounding of any storage type: at D = 2048 even bf16 PyTorch differs from
  * float32 PyTorch by 18% (normwise) on a transformer block.  Inputs that
- * stress the numerics on purpose are verify's adversarial kinds, not these.
+ * stress the numerics on purpose are verify's adversarial kinds, which start
+ * from normal(0, 1) for every real input.
  */
 #include "ir.h"
 
 #include <stdlib.h>
 
 /* Does node n pass the values of a node marked in `reach` on unchanged?
-   Layout ops and concat always; a gather *from* such a node when `gathers`. */
-static bool carries_values(const Node *n, const bool *reach, bool gathers) {
+   Layout ops always; concat and a gather *from* such a node when `all`
+   (an index's values), not for a weight's. */
+static bool carries_values(const Node *n, const bool *reach, bool all) {
   switch (op_info[n->op].cls) {
-  case OPC_LAYOUT:
   case OPC_CONCAT:
+    if (!all) return false;
+    /* fall through */
+  case OPC_LAYOUT:
     for (int j = 0; j < n->nin; j++)
       if (reach[n->in[j]->id]) return true;
     return false;
-  case OPC_GATHER: return gathers && reach[n->in[0]->id];
+  case OPC_GATHER: return all && reach[n->in[0]->id];
   case OPC_LEAF:
   case OPC_UNARY:
   case OPC_BINARY:
@@ -52,7 +59,7 @@ static int64_t gather_axis_size(const Node *n) {
 /* The largest size over the nodes that `input`'s values reach (through
    carries_values) in operand `slot` of an op of class `cls` (slot -1: any
    operand), measured by size(); -1 if none is reached. */
-static int64_t over_reached(const Graph *g, const Node *input, bool gathers, OpClass cls, int slot, bool smallest,
+static int64_t over_reached(const Graph *g, const Node *input, bool all, OpClass cls, int slot, bool smallest,
                             int64_t (*size)(const Node *)) {
   bool *reach = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1), sizeof *reach);
   int64_t best = -1;
@@ -66,7 +73,7 @@ static int64_t over_reached(const Graph *g, const Node *input, bool gathers, OpC
       int64_t s = hit ? size(n) : -1;
       if (s >= 0 && (best < 0 || (smallest ? s < best : s > best))) best = s;
     }
-    reach[i] = carries_values(n, reach, gathers);
+    reach[i] = carries_values(n, reach, all);
   }
   free(reach);
   return best;

@@ -56,7 +56,10 @@
  * An instance that does not elaborate (a constraint of the program rejects
  * it) is skipped silently, as is one equal to an earlier instance.  Each
  * instance runs `trials` trials of normal inputs and one of each adversarial
- * kind.
+ * kind.  Normal inputs are drawn as everywhere (ir/inputs.c: weights feeding
+ * a matmul normal(0, 1/fan_in)); the adversarial kinds start from normal(0, 1)
+ * for every real input, weights included, since stressing the numerics is
+ * their point.
  */
 #include "verify.h"
 
@@ -126,10 +129,12 @@ void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor *
     const Node *in = g->inputs[i];
     Tensor *t = inputs[i];
     if (in->kind != EK_REAL || in->role == ROLE_INDEX) continue;
-    int64_t n = shape_numel(&t->shape);
+    int64_t n = shape_numel(&t->shape), fan_in = kind == VIN_NORMAL ? 0 : ir_fan_in(g, in);
     int64_t len = t->shape.rank ? t->shape.d[t->shape.rank - 1].n : 1;
+    double unit = fan_in > 0 ? sqrt((double)fan_in) : 1; /* adversarial kinds start from normal(0, 1) */
     for (int64_t e = 0; e < n; e++) {
       double *x = &t->data[e];
+      *x *= unit;
       switch (kind) {
       case VIN_NORMAL: break;
       case VIN_LARGE: *x *= large; break;

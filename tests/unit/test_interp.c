@@ -626,29 +626,37 @@ TEST(ir_fan_in_marks_weights) {
   env_init(&e);
   Node *x = in_real(&e, "x", SH(6, 16));
   Node *w = ir_input(e.g, "W", ROLE_PARAM, SHP(SH(4, 16)), P0);    /* x . W^T: fan-in 16 */
-  Node *v = ir_input(e.g, "V", ROLE_PARAM, SHP(SH(4, 64)), P0);    /* reshaped, right operand */
+  Node *v = ir_input(e.g, "V", ROLE_PARAM, SHP(SH(256)), P0);      /* reshaped to [4, 64] */
   Node *tab = ir_input(e.g, "E", ROLE_PARAM, SHP(SH(9, 4)), P0);   /* gathered rows */
   Node *gain = ir_input(e.g, "g", ROLE_PARAM, SHP(SH(4)), P0);     /* elementwise */
+  Node *p = ir_input(e.g, "P", ROLE_PARAM, SHP(SH(4, 64)), P0);    /* contracted over 4 and 64 */
+  Node *tok = ir_input(e.g, "c", ROLE_PARAM, SHP(SH(1, 4)), P0);   /* a token concatenated to data */
   Node *ids = in_index(&e, "ids", SH(6, 1));
   Node *h = ir_matmul(e.g, x, ir_transpose(e.g, w, P0), P0);        /* [6, 4] */
-  Node *h2 = ir_matmul(e.g, h, ir_reshape(e.g, v, SHP(SH(4, 64)), P0), P0);
-  Node *emb = ir_gather(e.g, tab, ir_reshape(e.g, ids, SHP(SH(6, 1)), P0), 0, P0);
-  Node *h3 = ir_matmul(e.g, ir_binary(e.g, OP_MUL, emb, gain, P0), ir_reshape(e.g, v, SHP(SH(4, 64)), P0), P0);
-  e.g->output = ir_binary(e.g, OP_ADD, h2, h3, P0);
+  Node *v2 = ir_reshape(e.g, v, SHP(SH(4, 64)), P0);
+  Node *h2 = ir_matmul(e.g, h, v2, P0);                             /* [6, 64] */
+  Node *emb = ir_gather(e.g, tab, ids, 0, P0);                      /* [6, 4] */
+  Node *h3 = ir_matmul(e.g, ir_binary(e.g, OP_MUL, emb, gain, P0), v2, P0);
+  Node *h4 = ir_matmul(e.g, ir_matmul(e.g, h, p, P0), ir_transpose(e.g, p, P0), P0); /* [6, 4] */
+  Node *h5 = ir_matmul(e.g, ir_concat(e.g, (Node *[]){h4, tok}, 2, 0, P0), ir_transpose(e.g, h4, P0), P0);
+  e.g->output = ir_binary(e.g, OP_ADD, ir_binary(e.g, OP_ADD, h2, h3, P0),
+                          ir_reduce(e.g, OP_SUM, ir_slice(e.g, h5, 0, 0, 6, P0), 1, P0), P0);
   CHECK(ir_fan_in(e.g, w) == 16);
   CHECK(ir_fan_in(e.g, v) == 4);
+  CHECK(ir_fan_in(e.g, p) == 64);
   CHECK(ir_fan_in(e.g, tab) == 0);
   CHECK(ir_fan_in(e.g, gain) == 0);
+  CHECK(ir_fan_in(e.g, tok) == 0);
   CHECK(ir_fan_in(e.g, x) == 0);
   CHECK(ir_fan_in(e.g, ids) == 0);
   CHECK(ir_index_bound(e.g, ids) == 9);
   /* the interpreter's random inputs follow the rule: W's spread is 1/4 of x's */
-  Tensor *ins[6] = {0};
+  Tensor *ins[8] = {0};
   interp_random_inputs(e.g, ins, 7);
   double sx = 0, sw = 0;
   for (int i = 0; i < 64; i++) sx += ins[0]->data[i] * ins[0]->data[i], sw += ins[1]->data[i] * ins[1]->data[i];
   CHECK(sw > 0 && sx / sw > 16 / 2.5 && sx / sw < 16 * 2.5);
-  for (int i = 0; i < 6; i++) tensor_free(ins[i]);
+  for (int i = 0; i < 8; i++) tensor_free(ins[i]);
   env_free(&e);
 }
 
