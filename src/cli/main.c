@@ -237,7 +237,7 @@ static int cmd_eval(Opts *o) {
   inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
   if (!read_inputs(o, g, inputs)) goto done;
   if (setjmp(s.jb)) goto done;
-  interp_random_inputs(g, inputs, o->seed);
+  interp_random_inputs(g, inputs, o->seed, false);
   out = interp_run(g, inputs);
   char err[512], buf[256];
   if (!npy_write(o->out, out, err, sizeof err)) {

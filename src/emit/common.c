@@ -523,7 +523,7 @@ static void main_fn(Emit *e) {
   for (int i = 0; i < g->ninputs; i++) {
     const Node *in = g->inputs[i];
     const char *shape = shape_tuple(e, &in->shape, false);
-    long long fan_in = (long long)ir_fan_in(g, in), bound = (long long)ir_index_bound(g, in);
+    long long fan_in = (long long)ir_fan_in(g, in); /* 0 unless a real Param */
     if (in->kind == EK_REAL && in->role != ROLE_INDEX && fan_in > 0)
       emit_printf(e, "        (torch.randn(%s, generator=gen, device=\"cuda\") * %lld ** -0.5).to(%s),  # fan-in %lld\n",
                   shape, fan_in, emit_torch_dtype(tp->dtype), fan_in);
@@ -532,9 +532,11 @@ static void main_fn(Emit *e) {
                   emit_torch_dtype(tp->dtype));
     else if (in->kind == EK_BOOL)
       emit_printf(e, "        torch.randint(0, 2, %s, generator=gen, device=\"cuda\").to(torch.bool),\n", shape);
-    else
+    else {
+      long long bound = (long long)ir_index_bound(g, in);
       emit_printf(e, "        torch.randint(0, %lld, %s, generator=gen, device=\"cuda\"),  # indices into an axis of size %lld\n",
                   bound, shape, bound);
+    }
   }
   emit_printf(e, "    ]\n\n\n");
   emit_printf(e, "RTOL, ATOL = %g, %g  # %s: |run - reference| <= ATOL * max|reference| + RTOL * |reference|\n", rtol,

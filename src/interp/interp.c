@@ -640,12 +640,12 @@ Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *tar
 
 /* Input i draws from its own generator, seeded with seed*1000003 + i, so a
    given input's values do not depend on which other inputs were supplied. */
-static void fill_input(const Graph *g, const Node *in, Tensor *t, uint64_t seed) {
+static void fill_input(const Graph *g, const Node *in, Tensor *t, uint64_t seed, bool unit_weights) {
   Rng rng;
   rng_seed(&rng, seed * 1000003u + (uint64_t)in->input_index);
   int64_t N = tensor_numel(t);
   bool index = in->role == ROLE_INDEX || in->kind == EK_INT;
-  int64_t bound = in->kind == EK_BOOL ? 2 : index ? ir_index_bound(g, in) : 0, fan_in = ir_fan_in(g, in);
+  int64_t bound = in->kind == EK_BOOL ? 2 : index ? ir_index_bound(g, in) : 0, fan_in = unit_weights ? 0 : ir_fan_in(g, in);
   double sd = fan_in > 0 ? 1 / sqrt((double)fan_in) : 1;
   for (int64_t i = 0; i < N; i++) {
     if (in->kind == EK_REAL && !index)
@@ -655,11 +655,11 @@ static void fill_input(const Graph *g, const Node *in, Tensor *t, uint64_t seed)
   }
 }
 
-void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed) {
+void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed, bool unit_weights) {
   for (int i = 0; i < g->ninputs; i++) {
     if (inputs[i]) continue;
     const Node *in = g->inputs[i];
     inputs[i] = alloc_checked(g->ctx, &in->shape, in->kind, in->site);
-    fill_input(g, in, inputs[i], seed);
+    fill_input(g, in, inputs[i], seed, unit_weights);
   }
 }

@@ -38,9 +38,9 @@ Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *tar
 
 /* Fill random inputs for every graph input not given, by the rule of
    ir/inputs.c: normal(0, 1) for real inputs, normal(0, 1/fan_in) for a
-   weight feeding a matmul (ir_fan_in), uniform over [0, ir_index_bound) for
-   Index inputs. */
-void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed);
+   weight feeding a matmul (ir_fan_in; normal(0, 1) too with unit_weights),
+   uniform over [0, ir_index_bound) for Index inputs. */
+void interp_random_inputs(Graph *g, Tensor **inputs, uint64_t seed, bool unit_weights);
 
 /* .npy files (format versions 1.0 to 3.0, C order; big-endian data is byte-swapped).  Reading
    accepts float32, float64, int32, int64 and bool; writing is float64.

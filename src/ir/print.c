@@ -248,12 +248,13 @@ void graph_print_json(FILE *out, const Graph *g) {
     json_str(&j, role_str(in->role));
     json_key(&j, "node");
     json_int(&j, in->id);
+    int64_t fan_in = ir_fan_in(g, in);
     if (in->kind == EK_INT) {
       json_key(&j, "bound");
       json_int(&j, ir_index_bound(g, in));
-    } else if (ir_fan_in(g, in) > 0) {
+    } else if (fan_in > 0) {
       json_key(&j, "fan_in");
-      json_int(&j, ir_fan_in(g, in));
+      json_int(&j, fan_in);
     }
     json_end_obj(&j);
   }

@@ -36,7 +36,7 @@ static void run_decl(Ctx *c, Program *prog, const Decl *d, jmp_buf *jb) {
     int64_t total = 0;
     for (int i = 0; i < g->nnodes; i++) total += shape_numel(&g->nodes[i]->shape);
     if (total <= 4096 && g->ninputs <= 64) {
-      interp_random_inputs(g, inputs, 1);
+      interp_random_inputs(g, inputs, 1, false);
       out = interp_run(g, inputs);
       /* the naive lowering must give a valid tile program that runs without
          an out-of-bounds access */

@@ -592,7 +592,7 @@ TEST(ir_index_bound_follows_layout) {
   CHECK(ir_index_bound(e.g, ids) == 5);
   CHECK(ir_index_bound(e.g, lone) == 2);
   Tensor *ins[4] = {0};
-  interp_random_inputs(e.g, ins, 42);
+  interp_random_inputs(e.g, ins, 42, false);
   for (int i = 0; i < 4; i++) REQUIRE(ins[i]);
   CHECK(ins[2]->kind == EK_INT && ins[0]->kind == EK_REAL);
   for (int i = 0; i < 4; i++) CHECK(ins[2]->data[i] >= 0 && ins[2]->data[i] < 5 && ins[2]->data[i] == floor(ins[2]->data[i]));
@@ -604,7 +604,7 @@ TEST(ir_index_bound_follows_layout) {
   Tensor *again[4] = {0};
   again[0] = tensor_of(SH(7, 3), EK_REAL, ins[0]->data);
   again[0]->data[0] = 12345;
-  interp_random_inputs(e.g, again, 42);
+  interp_random_inputs(e.g, again, 42, false);
   CHECK(again[0]->data[0] == 12345);
   CHECK(memcmp(again[1]->data, ins[1]->data, 20 * sizeof(double)) == 0);
   CHECK(memcmp(again[2]->data, ins[2]->data, 4 * sizeof(double)) == 0);
@@ -652,11 +652,17 @@ TEST(ir_fan_in_marks_weights) {
   CHECK(ir_index_bound(e.g, ids) == 9);
   /* the interpreter's random inputs follow the rule: W's spread is 1/4 of x's */
   Tensor *ins[8] = {0};
-  interp_random_inputs(e.g, ins, 7);
+  interp_random_inputs(e.g, ins, 7, false);
   double sx = 0, sw = 0;
   for (int i = 0; i < 64; i++) sx += ins[0]->data[i] * ins[0]->data[i], sw += ins[1]->data[i] * ins[1]->data[i];
   CHECK(sw > 0 && sx / sw > 16 / 2.5 && sx / sw < 16 * 2.5);
-  for (int i = 0; i < 8; i++) tensor_free(ins[i]);
+  /* ... and with unit_weights W is normal(0, 1) like x */
+  Tensor *unit[8] = {0};
+  interp_random_inputs(e.g, unit, 7, true);
+  double su = 0;
+  for (int i = 0; i < 64; i++) su += unit[1]->data[i] * unit[1]->data[i];
+  CHECK(su > 0 && sx / su > 1 / 2.5 && sx / su < 2.5);
+  for (int i = 0; i < 8; i++) tensor_free(ins[i]), tensor_free(unit[i]);
   env_free(&e);
 }
 
