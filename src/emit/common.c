@@ -143,23 +143,23 @@ void emit_cond(Emit *e, const SExpr *x) {
 
 /* ---- facts about kernels and statements ---- */
 
-static void collect_loads(const SExpr *x, const TileProgram *tp, bool *used) {
-  if (!x) return;
+typedef struct Used { const TileProgram *tp; bool *used; } Used;
+
+static void collect_load(const SExpr *x, void *ud) {
+  Used *u = ud;
+  const TileProgram *tp = u->tp;
   if (x->kind == SX_LOAD && x->buf->id >= 0 && x->buf->id < tp->globals.len && tp->globals.data[x->buf->id] == x->buf)
-    used[x->buf->id] = true;
-  for (int i = 0; i < x->nidx; i++) collect_loads(x->idx[i], tp, used);
-  for (int i = 0; i < x->n && i < 3; i++) collect_loads(x->a[i], tp, used);
+    u->used[x->buf->id] = true;
 }
 
-static void collect_stmts(const StmtList *l, const TileProgram *tp, bool *used) {
-  for (int s = 0; s < l->len; s++) {
-    const Stmt *st = l->data[s];
-    collect_loads(st->value, tp, used);
-    collect_loads(st->mask, tp, used);
-    collect_loads(st->other, tp, used);
-    for (int i = 0; i < st->ngidx; i++) collect_loads(st->gidx[i], tp, used);
-    if (st->global) used[st->global->id] = true;
-  }
+static void collect_loads(const SExpr *x, void *ud) { sexpr_walk(x, collect_load, ud); }
+
+static bool collect_stmt(const Stmt *st, int depth, void *ud) {
+  (void)depth;
+  Used *u = ud;
+  stmt_exprs(st, collect_loads, u);
+  if (st->global) u->used[st->global->id] = true;
+  return true;
 }
 
 int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out) {
@@ -167,31 +167,13 @@ int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out) {
   size_t n_g = (size_t)(tp->globals.len ? tp->globals.len : 1);
   bool *used = arena_alloc(e->a, n_g * sizeof *used);
   const TBuf **res = arena_alloc(e->a, n_g * sizeof *res);
-  collect_stmts(&k->pre, tp, used);
-  collect_stmts(&k->body, tp, used);
-  collect_stmts(&k->post, tp, used);
+  Used u = {tp, used};
+  tile_walk(&k->body, collect_stmt, &u);
   int n = 0;
   for (int g = 0; g < tp->globals.len; g++)
     if (used[g]) res[n++] = tp->globals.data[g];
   *out = res;
   return n;
-}
-
-static bool expr_uses(const SExpr *x, TVar v) {
-  if (!x) return false;
-  if (x->kind == SX_VAR && x->var == v) return true;
-  for (int i = 0; i < x->nidx; i++)
-    if (expr_uses(x->idx[i], v)) return true;
-  for (int i = 0; i < x->n && i < 3; i++)
-    if (expr_uses(x->a[i], v)) return true;
-  return false;
-}
-
-bool emit_stmt_uses(const Stmt *s, TVar v) {
-  if (expr_uses(s->value, v) || expr_uses(s->mask, v) || expr_uses(s->other, v)) return true;
-  for (int i = 0; i < s->ngidx; i++)
-    if (expr_uses(s->gidx[i], v)) return true;
-  return false;
 }
 
 static const char *site_of(Emit *e, const Node *n) {
@@ -246,42 +228,6 @@ static const char *py_float(Emit *e, double v) {
   return arena_strdup(e->a, buf);
 }
 
-/* ---- names ---- */
-
-static const char *py_reserved[] = {
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
-    "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "float", "int", "len",
-    "range", "min", "max", "abs", "pow", "sum", "print", "sys", "dev", "libdevice", "INF", "NAN", "out_idx",
-    "statistics", "tensors", "args", "ref", "res", "compare", "bench", "random_inputs", "RTOL", "ATOL", "gen",
-    "PRIM_FUNCS", "TRITON_KERNELS", "TARGET", "compiled_kernel", "main", "run", "reference", "torch", "triton",
-    "tl", "T", "tilelang", "i", "j", "k", "bx", "by", "bz"};
-
-static bool name_taken(Emit *e, const char *s, int upto) {
-  for (size_t r = 0; r < sizeof py_reserved / sizeof py_reserved[0]; r++)
-    if (!strcmp(s, py_reserved[r])) return true;
-  if (s[0] == 'v' && s[1] >= '0' && s[1] <= '9') return true; /* the reference's names */
-  for (int g = 0; g < upto; g++)
-    if (e->gname[g] && !strcmp(e->gname[g], s)) return true;
-  for (int k = 0; k < e->tp->kernels.len; k++) {
-    const Kernel *K = e->tp->kernels.data[k];
-    if (!strcmp(K->name, s)) return true;
-    for (int b = 0; b < K->bufs.len; b++)
-      if (!strcmp(K->bufs.data[b]->name, s)) return true;
-  }
-  return false;
-}
-
-static void assign_names(Emit *e) {
-  int n = e->tp->globals.len;
-  e->gname = arena_alloc(e->a, sizeof(char *) * (size_t)(n ? n : 1));
-  for (int g = 0; g < n; g++) {
-    const char *want = e->tp->globals.data[g]->name, *name = want;
-    for (int t = 1; name_taken(e, name, g); t++) name = arena_printf(e->a, "%s_g%d", want, t);
-    e->gname[g] = name;
-  }
-}
-
 /* ---- the module ---- */
 
 static void header(Emit *e) {
@@ -300,8 +246,11 @@ static void header(Emit *e) {
   char sh[512];
   for (int g = 0; g < tp->globals.len; g++) {
     const TBuf *b = tp->globals.data[g];
-    emit_printf(e, "#   %-6s %s : %s%s\n", b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : "temp",
-                e->gname[g], dtype_name(b->dtype), shape_str(&b->shape, sh, sizeof sh));
+    const char *lean = b->role == GB_INPUT ? b->node->name : e->gname[g];
+    emit_printf(e, "#   %-6s %s : %s%s", b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : "temp",
+                lean, dtype_name(b->dtype), shape_str(&b->shape, sh, sizeof sh));
+    if (strcmp(lean, e->gname[g])) emit_printf(e, "  (%s in the kernels)", e->gname[g]);
+    emit_printf(e, "\n");
   }
   emit_printf(e, "# kernels (%d, launched in this order):\n", tp->kernels.len);
   for (int k = 0; k < tp->kernels.len; k++) {
@@ -309,26 +258,112 @@ static void header(Emit *e) {
     emit_printf(e, "#   %s: grid (%lld, %lld, %lld)\n", K->name, (long long)K->grid[0], (long long)K->grid[1],
                 (long long)K->grid[2]);
   }
-  emit_printf(e, "#\n# run(*tensors) computes the entry on the GPU; reference(*tensors) is plain\n"
-                 "# PyTorch in float32; `python3 THIS.py` checks one against the other and times both.\n\n");
+  emit_printf(e, "#\n# run(...) computes the entry on the GPU from tensors exactly as compiled (its\n"
+                 "# docstring says what it checks); reference(...) is plain PyTorch in float32;\n"
+                 "# `python3 THIS.py` checks one against the other and times both.\n\n");
+}
+
+/* The inputs' names, comma-separated: run()'s parameters (pname) or the
+   names inside the module (gname). */
+static void input_names(Emit *e, bool inside) {
+  const TileProgram *tp = e->tp;
+  for (int i = 0; i < tp->g->ninputs; i++)
+    emit_printf(e, "%s%s", i ? ", " : "", inside ? e->gname[tp->of_node[tp->g->inputs[i]->id]->id] : e->pname[i]);
+}
+
+/* The checks of run()'s and reference()'s arguments, written once: a table
+   of what each argument must be and the helper that enforces it.  Devices
+   are checked after everything else, of every argument, so that a machine
+   without a GPU reaches every other check of every argument
+   (tests/emit/check_run_args.py does), and only there is CUDA asked
+   anything. */
+static void check_fn(Emit *e) {
+  const TileProgram *tp = e->tp;
+  const Graph *g = tp->g;
+  emit_printf(e, "# run()'s arguments in declaration order: (name in the Lean source, shape,\n"
+                 "# dtype, why that dtype)\n%sARGS = (\n", e->pre);
+  for (int i = 0; i < g->ninputs; i++) {
+    const TBuf *b = tp->of_node[g->inputs[i]->id];
+    emit_printf(e, "    (\"%s\", %s, %s, \"%s\"),\n", g->inputs[i]->name, shape_tuple(e, &b->shape, false),
+                emit_torch_dtype(b->dtype),
+                emit_is_real(b->dtype) ? "the storage dtype"
+                : b->dtype == DT_I64   ? "Index tensors are int64; int32 is not accepted"
+                                       : "a mask");
+  }
+  emit_printf(e, ")\n\n\n");
+  emit_printf(e,
+              "def %scheck(fn, args, strict=True):\n"
+              "    \"\"\"args unchanged, once each is what this module was compiled for; else a\n"
+              "    TypeError or ValueError from fn (\"run\" or \"reference\") naming the first bad\n"
+              "    argument by its name in the Lean source.  Each argument must be a\n"
+              "    torch.Tensor (TypeError) of exactly the compiled shape (ValueError); with\n"
+              "    strict (run), also of exactly the dtype (TypeError), contiguous\n"
+              "    (ValueError) and on the current CUDA device, where the kernels run\n"
+              "    (ValueError).  Devices are checked last, after everything else of every\n"
+              "    argument.  Nothing is cast, copied or reshaped.\"\"\"\n"
+              "    for (name, shape, dtype, why), x in zip(%sARGS, args):\n"
+              "        arg = f\"{fn}(): argument '{name}'\"\n"
+              "        if not isinstance(x, torch.Tensor):\n"
+              "            raise TypeError(f\"{arg} must be a torch.Tensor, got {type(x).__name__}\")\n"
+              "        if tuple(x.shape) != shape:\n"
+              "            raise ValueError(f\"{arg} must have shape {shape}, got {tuple(x.shape)}\")\n"
+              "        if strict and x.dtype != dtype:\n"
+              "            raise TypeError(f\"{arg} must have dtype {dtype} ({why}), got {x.dtype}\")\n"
+              "        if strict and not x.is_contiguous():\n"
+              "            raise ValueError(f\"{arg} must be contiguous, got strides {x.stride()} (use .contiguous())\")\n"
+              "    cur = None\n"
+              "    for (name, _, _, _), x in zip(%sARGS, args if strict else ()):\n"
+              "        if x.device.type != \"cuda\":\n"
+              "            raise ValueError(f\"{fn}(): argument '{name}' must be on the current CUDA device, got {x.device}\")\n"
+              "        if cur is None:\n"
+              "            cur = torch.cuda.current_device()\n"
+              "        if x.device.index != cur:\n"
+              "            raise ValueError(f\"{fn}(): argument '{name}' must be on the current CUDA device cuda:{cur}, got {x.device}\")\n"
+              "    return args\n\n\n",
+              e->pre, e->pre, e->pre);
 }
 
 static void run_fn(Emit *e) {
   const TileProgram *tp = e->tp;
   const Graph *g = tp->g;
+  bool any_index = false, any_spelled = false;
+  for (int i = 0; i < g->ninputs; i++) {
+    any_index |= tp->of_node[g->inputs[i]->id]->dtype == DT_I64;
+    any_spelled |= strcmp(e->pname[i], g->inputs[i]->name) != 0;
+  }
+  check_fn(e);
   emit_printf(e, "def run(");
-  for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[tp->of_node[g->inputs[i]->id]->id]);
-  emit_printf(e, "):\n    \"\"\"The entry on the GPU.  Takes the entry's tensor arguments in declaration\n"
-                 "    order as CUDA tensors of any float dtype (index tensors of any integer\n"
-                 "    dtype); casts them to the storage dtype (%s; indices to int64) and\n"
-                 "    returns the output in the storage dtype, shape %s.\"\"\"\n",
-              dtype_name(tp->dtype), shape_tuple(e, &tp->output->shape, false));
+  input_names(e, false);
+  emit_printf(e, "):\n    \"\"\"%s on the GPU: returns the output in %s, shape %s.\n\n",
+              g->entry ? g->entry : "The entry", dtype_name(tp->dtype), shape_tuple(e, &tp->output->shape, false));
+  emit_printf(e, "    Takes the entry's tensor arguments in declaration order, each exactly as\n"
+                 "    compiled: a contiguous torch.Tensor on the current CUDA device, of the\n"
+                 "    shape and dtype below (the storage dtype, %s%s).\n"
+                 "    Nothing is cast, copied or reshaped: anything else raises TypeError (not\n"
+                 "    a tensor, wrong dtype) or ValueError (shape, layout, device) naming the\n"
+                 "    argument as the Lean source does, before any kernel runs.\n\n",
+              dtype_name(tp->dtype), any_index ? "; int64 for Index tensors,\n    int32 is not accepted" : "");
+  for (int i = 0; i < g->ninputs; i++) {
+    const TBuf *b = tp->of_node[g->inputs[i]->id];
+    emit_printf(e, "        %s", e->pname[i]);
+    if (strcmp(e->pname[i], g->inputs[i]->name)) emit_printf(e, " (%s in the Lean source)", g->inputs[i]->name);
+    emit_printf(e, ": %s %s\n", dtype_name(b->dtype), shape_tuple(e, &b->shape, false));
+  }
+  if (any_spelled)
+    emit_printf(e, "\n    A Lean name that is not a Python identifier is spelled in ASCII: ' ! ? as\n"
+                   "    _prime _bang _qmark, subscripts as their digit or letter (W₁ as W1), Greek\n"
+                   "    letters by name, other letters as _uXXXX; a Python keyword gains a _.\n");
+  emit_printf(e, "    \"\"\"\n    return %srun(*%scheck(\"run\", (", e->pre, e->pre);
+  input_names(e, false);
+  emit_printf(e, "%s)))\n\n\n", g->ninputs == 1 ? "," : "");
+  emit_printf(e, "def %srun(", e->pre);
+  input_names(e, true);
+  emit_printf(e, "):\n    \"\"\"run() once its arguments are checked, in the kernels' names for them.\"\"\"\n");
   emit_printf(e, "    dev = torch.device(\"cuda\")\n");
   for (int i = 0; i < g->ninputs; i++) {
     const TBuf *b = tp->of_node[g->inputs[i]->id];
-    const char *n = e->gname[b->id];
-    emit_printf(e, "    %s = %s.to(device=dev, dtype=%s).contiguous().reshape(%s)\n", n, n, emit_torch_dtype(b->dtype),
-                emit_shape_tuple(e, b));
+    if (b->shape.rank == 0) /* the kernels see a scalar as one element: a view */
+      emit_printf(e, "    %s = %s.reshape(%s)\n", e->gname[b->id], e->gname[b->id], emit_shape_tuple(e, b));
   }
   for (int i = 0; i < tp->globals.len; i++) {
     const TBuf *b = tp->globals.data[i];
@@ -475,9 +510,16 @@ static void reference_fn(Emit *e) {
   const TileProgram *tp = e->tp;
   const Graph *g = tp->g;
   emit_printf(e, "def reference(");
-  for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s", i ? ", " : "", e->gname[tp->of_node[g->inputs[i]->id]->id]);
+  input_names(e, false);
   emit_printf(e, "):\n    \"\"\"The entry in plain PyTorch, float32 (int64 for indices), one statement per\n"
-                 "    node of tilesmith's graph; returns float32.\"\"\"\n");
+                 "    node of tilesmith's graph; returns float32.  Takes run()'s arguments by the\n"
+                 "    same names, checked for type and shape only (any dtype, any device).\"\"\"\n");
+  emit_printf(e, "    return %sreference(*%scheck(\"reference\", (", e->pre, e->pre);
+  input_names(e, false);
+  emit_printf(e, "%s), strict=False))\n\n\n", g->ninputs == 1 ? "," : "");
+  emit_printf(e, "def %sreference(", e->pre);
+  input_names(e, true);
+  emit_printf(e, "):\n    \"\"\"reference() once its arguments are checked, in the module's names for them.\"\"\"\n");
   emit_printf(e, "    dev = torch.device(\"cuda\") if torch.cuda.is_available() else torch.device(\"cpu\")\n");
   for (int i = 0; i < g->nnodes; i++) ref_node(e, g->nodes[i]);
   emit_printf(e, "    return v%d.to(torch.float32)\n\n\n", g->output->id);
@@ -485,17 +527,9 @@ static void reference_fn(Emit *e) {
 
 /* ---- __main__ ---- */
 
-static bool list_has_gemm(const StmtList *l) {
-  for (int i = 0; i < l->len; i++)
-    if (l->data[i]->kind == ST_GEMM) return true;
-  return false;
-}
-
 static bool has_gemm(const TileProgram *tp) {
-  for (int k = 0; k < tp->kernels.len; k++) {
-    const Kernel *K = tp->kernels.data[k];
-    if (list_has_gemm(&K->pre) || list_has_gemm(&K->body) || list_has_gemm(&K->post)) return true;
-  }
+  for (int k = 0; k < tp->kernels.len; k++)
+    if (kernel_has(tp->kernels.data[k], ST_GEMM)) return true;
   return false;
 }
 
@@ -516,26 +550,30 @@ static void main_fn(Emit *e) {
     rtol = atol = e->t->f32_gemm_tolerance;
     note = e->t->f32_gemm_note;
   }
-  emit_printf(e, "def random_inputs(seed=0):\n    \"\"\"Fresh inputs on the GPU, rounded to the storage dtype: normal(0, 1) for\n"
-                 "    real tensors, normal(0, 1/fan_in) for weights feeding a matmul (as a network\n"
+  emit_printf(e, "def random_inputs(seed=0):\n    \"\"\"Fresh inputs as run() takes them (contiguous, on the current CUDA device,\n"
+                 "    in the storage dtype; int64 for Index tensors): normal(0, 1) for real\n"
+                 "    tensors, normal(0, 1/fan_in) for weights feeding a matmul (as a network\n"
                  "    initializes them), uniform over the valid range for index tensors.\"\"\"\n");
   emit_printf(e, "    gen = torch.Generator(device=\"cuda\")\n    gen.manual_seed(seed)\n    return [\n");
   for (int i = 0; i < g->ninputs; i++) {
     const Node *in = g->inputs[i];
-    const char *shape = shape_tuple(e, &in->shape, false);
+    const TBuf *b = tp->of_node[in->id];
+    const char *shape = shape_tuple(e, &in->shape, false), *dt = emit_torch_dtype(b->dtype);
     long long fan_in = (long long)ir_fan_in(g, in); /* 0 unless a real Param */
-    if (in->kind == EK_REAL && in->role != ROLE_INDEX && fan_in > 0)
-      emit_printf(e, "        (torch.randn(%s, generator=gen, device=\"cuda\") * %lld ** -0.5).to(%s),  # fan-in %lld\n",
-                  shape, fan_in, emit_torch_dtype(tp->dtype), fan_in);
-    else if (in->kind == EK_REAL && in->role != ROLE_INDEX)
-      emit_printf(e, "        torch.randn(%s, generator=gen, device=\"cuda\").to(%s),\n", shape,
-                  emit_torch_dtype(tp->dtype));
-    else if (in->kind == EK_BOOL)
-      emit_printf(e, "        torch.randint(0, 2, %s, generator=gen, device=\"cuda\").to(torch.bool),\n", shape);
+    if (emit_is_real(b->dtype) && fan_in > 0)
+      emit_printf(e, "        (torch.randn(%s, generator=gen, device=\"cuda\") * %lld ** -0.5).to(%s),  # %s: fan-in %lld\n",
+                  shape, fan_in, dt, in->name, fan_in);
+    else if (emit_is_real(b->dtype))
+      emit_printf(e, "        torch.randn(%s, generator=gen, device=\"cuda\").to(%s),  # %s\n", shape, dt, in->name);
+    else if (b->dtype == DT_BOOL)
+      emit_printf(e, "        torch.randint(0, 2, %s, generator=gen, device=\"cuda\").to(%s),  # %s\n", shape, dt,
+                  in->name);
     else {
       long long bound = (long long)ir_index_bound(g, in);
-      emit_printf(e, "        torch.randint(0, %lld, %s, generator=gen, device=\"cuda\"),  # indices into an axis of size %lld\n",
-                  bound, shape, bound);
+      emit_printf(e,
+                  "        torch.randint(0, %lld, %s, generator=gen, device=\"cuda\", dtype=%s),  # %s: indices into an "
+                  "axis of size %lld\n",
+                  bound, shape, dt, in->name, bound);
     }
   }
   emit_printf(e, "    ]\n\n\n");
@@ -595,7 +633,7 @@ bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *inf
   case TARGET_TILELANG: e.t = &emit_tilelang; break;
   case TARGET_TRITON: e.t = &emit_triton; break;
   }
-  assign_names(&e);
+  emit_assign_names(&e);
   header(&e);
   emit_printf(&e, "import statistics\nimport sys\n\nimport torch\n");
   e.t->imports(&e);

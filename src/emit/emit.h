@@ -3,20 +3,22 @@
  *
  * One module per entry and target (TileLang for sm_90a, or Triton): a
  * header naming the entry, its sizes and storage type; one function per
- * kernel, each commented with the source lines it implements; run(*tensors)
- * which casts the entry's tensor arguments (graph inputs, in declaration
- * order) to their storage types, allocates temporaries and the output,
- * launches every kernel in order and returns the output in the storage
- * type; reference(*tensors), a plain float32 PyTorch version derived from
- * the graph (not from the tile program, so it checks the lowering too); and
- * a __main__ that draws random inputs, compares run with reference with
- * tolerances per storage type and times both with CUDA events.
+ * kernel, each commented with the source lines it implements; run(...),
+ * whose parameters are the entry's Lean parameter names (names.c), which
+ * checks its arguments (tensors of exactly the compiled shape and storage
+ * type, contiguous, on the current CUDA device; nothing is cast, copied or
+ * reshaped), allocates temporaries and the output, launches every kernel in
+ * order and returns the output in the storage type; reference(...), a plain
+ * float32 PyTorch version derived from the graph (not from the tile
+ * program, so it checks the lowering too); and a __main__ that draws random
+ * inputs, compares run with reference with tolerances per storage type and
+ * times both with CUDA events.
  *
- * common.c writes everything but the kernels and the launches, and owns the
- * one expression walker: the targets (tilelang.c, triton.c) supply the
- * spelling of each op as a template and print loads, tile reads and
- * constants their own way.  The declarations below the public API are the
- * emitters' internals, shared by those three files only.
+ * common.c writes everything but the kernels, the launches and the names
+ * (names.c), and owns the one expression walker: the targets (tilelang.c,
+ * triton.c) supply the spelling of each op as a template and print loads,
+ * tile reads and constants their own way.  The declarations below the
+ * public API are the emitters' internals, shared by these four files only.
  */
 #ifndef TS_EMIT_H
 #define TS_EMIT_H
@@ -71,13 +73,18 @@ struct Emit {
   const TileProgram *tp;
   const EmitTarget *t;
   const EmitInfo *info;
-  const char **gname;       /* per global id: its Python name */
+  const char **gname;       /* per global id: its Python name inside the module */
+  const char **pname;       /* per graph input: run()'s and reference()'s parameter */
+  const char *pre;          /* prefix of the helpers run() calls, no parameter's ("_ts_") */
   const Kernel *k;          /* the kernel being written */
   bool failed;
   char err[512];
 };
 
 extern const EmitTarget emit_tilelang, emit_triton;
+
+/* Fill gname, pname and pre (names.c). */
+void emit_assign_names(Emit *e);
 
 /* Printing helpers. */
 void emit_printf(Emit *e, const char *fmt, ...) TS_PRINTF(2, 3);
@@ -89,8 +96,6 @@ bool emit_is_real(DType t);                     /* f32, f16, bf16 */
 /* The globals a kernel reads or writes, in the program's order (an array
    from the arena in *out); returns the count. */
 int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out);
-/* Does the statement use the variable (in its mask, value, indices)? */
-bool emit_stmt_uses(const Stmt *s, TVar v);
 /* A comment line naming the source lines a kernel implements. */
 void emit_kernel_comment(Emit *e, const Kernel *k, const char *indent);
 /* The storage shape of a global as a Python tuple ("(2, 8)"; "(1,)" for rank 0). */

@@ -8,7 +8,9 @@
  * as TileLang writes them: T.fill, a T.Parallel loop per map (a masked map
  * is T.if_then_else, whose untaken branch the generated CUDA never
  * evaluates), T.gemm, T.reduce_*, and a T.Parallel loop with an `if` per
- * store.  The loop over k is T.Pipelined.  Loads of bf16/f16 storage are
+ * store.  A loop is T.Pipelined(lo, hi, num_stages=...) (T.serial when it
+ * has no pipelining), an if a Python if on block-uniform values (TileLang
+ * makes it a branch of the generated CUDA).  Loads of bf16/f16 storage are
  * cast to float32 before arithmetic; values are cast to the destination's
  * type when stored.  Kernels are compiled lazily, on first use in run(),
  * with tilelang.compile and an explicit sm_90a target, and cached.
@@ -148,6 +150,8 @@ static void parallel(Emit *e, const char *ind, int64_t r, int64_t c, bool two) {
   else emit_printf(e, "%sfor i in T.Parallel(%lld):\n", ind, (long long)r);
 }
 
+static void tl_list(Emit *e, const StmtList *l, const char *ind);
+
 static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
   switch (s->kind) {
   case ST_FILL:
@@ -157,7 +161,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     return;
   case ST_MAP: {
     bool two = s->dst->shape.rank == 2;
-    if (!two && emit_stmt_uses(s, TV_J)) {
+    if (!two && stmt_uses_var(s, TV_J)) {
       emit_fail(e, "a map into the rank-1 tile %s uses j", s->dst->name);
       return;
     }
@@ -177,7 +181,10 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     }
     return;
   }
-  case ST_GEMM: emit_printf(e, "%sT.gemm(%s, %s, %s)\n", ind, s->a->name, s->b->name, s->dst->name); return;
+  case ST_GEMM:
+    emit_printf(e, "%sT.gemm(%s, %s, %s%s%s)\n", ind, s->a->name, s->b->name, s->dst->name,
+                s->trans_a ? ", transpose_A=True" : "", s->trans_b ? ", transpose_B=True" : "");
+    return;
   case ST_REDUCE: {
     const char *fn = reduce_fn(s->reduce_op);
     if (!fn) {
@@ -199,7 +206,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
   }
   case ST_STORE:
   case ST_ATOMIC_ADD: {
-    bool two = s->ext[1] != 1 || emit_stmt_uses(s, TV_J);
+    bool two = s->ext[1] != 1 || stmt_uses_var(s, TV_J);
     parallel(e, ind, s->ext[0], s->ext[1], two);
     const char *in2 = "    ";
     if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
@@ -222,6 +229,34 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_printf(e, s->kind == ST_ATOMIC_ADD ? ")\n" : "\n");
     return;
   }
+  case ST_LOOP: {
+    const char *inner = arena_printf(e->a, "%s    ", ind);
+    bool from0 = s->lo->kind == SX_INT && s->lo->i == 0;
+    emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), s->stages > 0 || from0 ? "Pipelined" : "serial");
+    if (!from0) {
+      emit_expr(e, s->lo);
+      emit_printf(e, ", ");
+    }
+    emit_expr(e, s->hi);
+    if (s->stages > 0 || from0) emit_printf(e, ", num_stages=%d", s->stages);
+    emit_printf(e, "):\n");
+    if (!s->body.len) emit_printf(e, "%spass\n", inner);
+    tl_list(e, &s->body, inner);
+    return;
+  }
+  case ST_IF: {
+    const char *inner = arena_printf(e->a, "%s    ", ind);
+    emit_printf(e, "%sif ", ind);
+    emit_cond(e, s->cond);
+    emit_printf(e, ":\n");
+    if (!s->body.len) emit_printf(e, "%spass\n", inner);
+    tl_list(e, &s->body, inner);
+    if (s->orelse.len) {
+      emit_printf(e, "%selse:\n", ind);
+      tl_list(e, &s->orelse, inner);
+    }
+    return;
+  }
   }
 }
 
@@ -237,24 +272,20 @@ static void fragment(Emit *e, const char *name, const char *suffix, const Shape 
                 (long long)sh->d[1].n);
 }
 
-/* The fragments the NaN check of each amax/amin reduce uses (once per pair). */
-static void declare_nan_buffers(Emit *e, const StmtList *l) {
-  for (int i = 0; i < l->len; i++) {
-    const Stmt *s = l->data[i];
-    if (s->kind != ST_REDUCE || s->reduce_op == OP_SUM || s->a->shape.rank != 2) continue;
-    bool seen = false;
-    const StmtList *lists[3] = {&e->k->pre, &e->k->body, &e->k->post};
-    for (int L = 0; L < 3 && !seen; L++)
-      for (int j = 0; j < lists[L]->len && !seen; j++) {
-        const Stmt *t = lists[L]->data[j];
-        if (t == s) goto done; /* only earlier statements count */
-        seen = t->kind == ST_REDUCE && t->reduce_op != OP_SUM && t->a == s->a && t->dst == s->dst;
-      }
-  done:
-    if (seen) continue;
-    fragment(e, s->a->name, "_nan", &s->a->shape);
-    fragment(e, s->dst->name, "_nan", &s->dst->shape);
-  }
+/* The fragments the NaN check of each amax/amin reduce uses (once per pair
+   of source and destination tiles, in program order). */
+typedef struct NanBufs { Emit *e; const Stmt *seen[64]; int n; } NanBufs;
+
+static bool declare_nan(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  NanBufs *nb = ud;
+  if (s->kind != ST_REDUCE || s->reduce_op == OP_SUM || s->a->shape.rank != 2) return true;
+  for (int i = 0; i < nb->n; i++)
+    if (nb->seen[i]->a == s->a && nb->seen[i]->dst == s->dst) return true;
+  if (nb->n < 64) nb->seen[nb->n++] = s;
+  fragment(nb->e, s->a->name, "_nan", &s->a->shape);
+  fragment(nb->e, s->dst->name, "_nan", &s->dst->shape);
+  return true;
 }
 
 static void tl_kernel(Emit *e, const Kernel *k) {
@@ -283,17 +314,10 @@ static void tl_kernel(Emit *e, const Kernel *k) {
     case SCOPE_GLOBAL: emit_fail(e, "kernel %s: a tile buffer %s in global scope", k->name, t->name); break;
     }
   }
-  declare_nan_buffers(e, &k->pre);
-  declare_nan_buffers(e, &k->body);
-  declare_nan_buffers(e, &k->post);
-  tl_list(e, &k->pre, "        ");
-  if (k->loop) {
-    emit_printf(e, "        for k in T.Pipelined(%lld, num_stages=%d):\n", (long long)k->loop, k->stages);
-    if (!k->body.len) emit_printf(e, "            pass\n");
-    tl_list(e, &k->body, "            ");
-  }
-  tl_list(e, &k->post, "        ");
-  if (!k->pre.len && !k->loop && !k->post.len) emit_printf(e, "        pass\n");
+  NanBufs nb = {.e = e};
+  tile_walk(&k->body, declare_nan, &nb);
+  tl_list(e, &k->body, "        ");
+  if (!k->body.len) emit_printf(e, "        pass\n");
 }
 
 static void tl_launch(Emit *e, const Kernel *k) {

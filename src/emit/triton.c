@@ -205,6 +205,8 @@ static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SEx
   if (emit_is_real(dt) && dt != DT_F32) emit_printf(e, ".to(%s)", tl_dtype(dt));
 }
 
+static void tr_list(Emit *e, const StmtList *l, const char *ind);
+
 static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
   switch (s->kind) {
   case ST_FILL: {
@@ -231,8 +233,9 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     const Shape *a = &s->a->shape, *b = &s->b->shape;
     if (a->d[0].n < 16 || a->d[1].n < 16 || b->d[1].n < 16)
       emit_fail(e, "tl.dot needs tiles of at least 16 (kernel %s)", e->k->name);
-    emit_printf(e, "%s%s = tl.dot(%s, %s, %s%s)\n", ind, s->dst->name, s->a->name, s->b->name, s->dst->name,
-                s->a->dtype == DT_F32 ? ", input_precision=\"ieee\"" : "");
+    emit_printf(e, "%s%s = tl.dot(%s%s%s, %s%s%s, %s%s)\n", ind, s->dst->name, s->trans_a ? "tl.trans(" : "",
+                s->a->name, s->trans_a ? ")" : "", s->trans_b ? "tl.trans(" : "", s->b->name, s->trans_b ? ")" : "",
+                s->dst->name, s->a->dtype == DT_F32 ? ", input_precision=\"ieee\"" : "");
     return;
   }
   case ST_REDUCE: {
@@ -266,6 +269,30 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_printf(e, ", mask=_mask)\n");
     return;
   }
+  case ST_LOOP: {
+    const char *inner = arena_printf(e->a, "%s    ", ind);
+    emit_printf(e, "%sfor %s in range(", ind, tvar_name(s->var));
+    emit_expr(e, s->lo);
+    emit_printf(e, ", ");
+    emit_expr(e, s->hi);
+    emit_printf(e, "):\n");
+    if (!s->body.len) emit_printf(e, "%spass\n", inner);
+    tr_list(e, &s->body, inner);
+    return;
+  }
+  case ST_IF: {
+    const char *inner = arena_printf(e->a, "%s    ", ind);
+    emit_printf(e, "%sif ", ind);
+    emit_cond(e, s->cond);
+    emit_printf(e, ":\n");
+    if (!s->body.len) emit_printf(e, "%spass\n", inner);
+    tr_list(e, &s->body, inner);
+    if (s->orelse.len) {
+      emit_printf(e, "%selse:\n", ind);
+      tr_list(e, &s->orelse, inner);
+    }
+    return;
+  }
   }
 }
 
@@ -281,12 +308,7 @@ static void tr_kernel(Emit *e, const Kernel *k) {
   emit_printf(e, "):\n");
   emit_kernel_comment(e, k, "    ");
   emit_printf(e, "    bx = tl.program_id(0)\n    by = tl.program_id(1)\n    bz = tl.program_id(2)\n");
-  tr_list(e, &k->pre, "    ");
-  if (k->loop) {
-    emit_printf(e, "    for k in range(0, %lld):\n", (long long)k->loop);
-    tr_list(e, &k->body, "        ");
-  }
-  tr_list(e, &k->post, "    ");
+  tr_list(e, &k->body, "    ");
 }
 
 static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }

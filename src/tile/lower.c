@@ -229,6 +229,16 @@ static Stmt *stmt(Lower *L, StmtList *list, StmtKind kind) {
   return s;
 }
 
+/* `for k in [0, trips)` appended to the kernel's top level */
+static Stmt *loop_stmt(Lower *L, int64_t trips, int stages) {
+  Stmt *lp = stmt(L, &L->k->body, ST_LOOP);
+  lp->var = TV_K;
+  lp->lo = I(L, 0);
+  lp->hi = I(L, trips);
+  lp->stages = stages;
+  return lp;
+}
+
 static void store_to(Lower *L, Stmt *s, const Node *n, SExpr **gidx) {
   s->global = L->tp->of_node[n->id];
   s->ngidx = n->shape.rank;
@@ -252,7 +262,7 @@ static void lower_map(Lower *L, const Node *n) {
     unflatten(L, row, s, r - 1, idx);
     idx[r - 1] = col;
   }
-  Stmt *st = stmt(L, &k->post, ST_STORE);
+  Stmt *st = stmt(L, &k->body, ST_STORE);
   store_to(L, st, n, idx);
   st->value = pointwise(L, n, idx, true);
   st->mask = AND(L, LT(L, row, I(L, R)), LT(L, col, I(L, C)));
@@ -272,11 +282,10 @@ static void lower_reduce(Lower *L, const Node *n) {
   int64_t BK = clamp64(pow2ceil(K), 1, 128), BR = clamp64(pow2ceil(R), 1, 16);
   Kernel *k = new_kernel(L, n, KERNEL_REDUCE);
   k->grid[0] = ceil_div(R, BR);
-  k->loop = ceil_div(K, BK);
-  k->stages = 1;
+  int64_t trips = ceil_div(K, BK);
   TBuf *tile = tile_buf(L, "tile", SCOPE_FRAGMENT, DT_F32, BR, BK);
   TBuf *acc = tile_buf(L, "acc", SCOPE_FRAGMENT, DT_F32, BR, 0);
-  Stmt *f = stmt(L, &k->pre, ST_FILL);
+  Stmt *f = stmt(L, &k->body, ST_FILL);
   f->dst = acc;
   f->value = sx_real(L->a, identity_of(n->op));
   SExpr *row = ADD(L, MUL(L, V(L, TV_BX), I(L, BR)), V(L, TV_I));
@@ -286,19 +295,20 @@ static void lower_reduce(Lower *L, const Node *n) {
   memcpy(xidx, oidx, sizeof(SExpr *) * (size_t)r);
   xidx[ax] = kk;
   cover(L, n);
-  if (k->loop) { /* an empty axis leaves the accumulator at the identity */
-    Stmt *m = stmt(L, &k->body, ST_MAP);
+  if (trips) { /* an empty axis leaves the accumulator at the identity */
+    Stmt *lp = loop_stmt(L, trips, 1);
+    Stmt *m = stmt(L, &lp->body, ST_MAP);
     m->dst = tile;
     m->value = pointwise(L, x, xidx, false);
     m->mask = AND(L, LT(L, row, I(L, R)), LT(L, kk, I(L, K)));
     m->other = sx_real(L->a, identity_of(n->op));
-    Stmt *red = stmt(L, &k->body, ST_REDUCE);
+    Stmt *red = stmt(L, &lp->body, ST_REDUCE);
     red->dst = acc;
     red->a = tile;
     red->reduce_op = n->op;
     red->clear = false;
   }
-  Stmt *st = stmt(L, &k->post, ST_STORE);
+  Stmt *st = stmt(L, &k->body, ST_STORE);
   store_to(L, st, n, oidx);
   st->value = sx_tile(L->a, acc, V(L, TV_I), NULL);
   st->mask = LT(L, row, I(L, R));
@@ -308,14 +318,14 @@ static void lower_reduce(Lower *L, const Node *n) {
 
 /* A gemm operand's tile: dst[i, j] = x[batch..., row, col] (x broadcast to
    the batch axes of n), zero where row >= nrows or col >= ncols. */
-static void load_operand_tile(Lower *L, Kernel *k, TBuf *dst, const Node *x, const Node *n, SExpr **bidx, int nb,
-                              SExpr *row, int64_t nrows, SExpr *col, int64_t ncols) {
+static void load_operand_tile(Lower *L, StmtList *list, TBuf *dst, const Node *x, const Node *n, SExpr **bidx,
+                              int nb, SExpr *row, int64_t nrows, SExpr *col, int64_t ncols) {
   SExpr *full[TS_MAX_RANK], *sub[TS_MAX_RANK];
   memcpy(full, bidx, sizeof(SExpr *) * (size_t)nb);
   full[nb] = row;
   full[nb + 1] = col;
   broadcast_index(L, &x->shape, &n->shape, full, sub);
-  Stmt *ld = stmt(L, &k->body, ST_MAP);
+  Stmt *ld = stmt(L, list, ST_MAP);
   ld->dst = dst;
   ld->value = pointwise(L, x, sub, false);
   ld->mask = AND(L, LT(L, row, I(L, nrows)), LT(L, col, I(L, ncols)));
@@ -333,13 +343,12 @@ static void lower_matmul(Lower *L, const Node *n) {
   k->grid[0] = ceil_div(N, BN);
   k->grid[1] = ceil_div(M, BM);
   k->grid[2] = batch;
-  k->loop = ceil_div(K, BK);
-  k->stages = 2;
+  int64_t trips = ceil_div(K, BK);
   DType st_dt = L->tp->dtype;
   TBuf *As = tile_buf(L, "A_tile", SCOPE_SHARED, st_dt, BM, BK);
   TBuf *Bs = tile_buf(L, "B_tile", SCOPE_SHARED, st_dt, BK, BN);
   TBuf *Cf = tile_buf(L, "C_acc", SCOPE_FRAGMENT, DT_F32, BM, BN);
-  Stmt *f = stmt(L, &k->pre, ST_FILL);
+  Stmt *f = stmt(L, &k->body, ST_FILL);
   f->dst = Cf;
   f->value = sx_real(L->a, 0);
   SExpr *bidx[TS_MAX_RANK], *full[TS_MAX_RANK];
@@ -348,14 +357,17 @@ static void lower_matmul(Lower *L, const Node *n) {
   SExpr *ka = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_J));
   SExpr *kb = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_I));
   SExpr *col = ADD(L, MUL(L, V(L, TV_BX), I(L, BN)), V(L, TV_J));
-  load_operand_tile(L, k, As, a, n, bidx, nb, m, M, ka, K); /* a[batch..., m, ka] */
-  load_operand_tile(L, k, Bs, b, n, bidx, nb, kb, K, col, N); /* b[batch..., kb, col] */
-  Stmt *gm = stmt(L, &k->body, ST_GEMM);
-  gm->dst = Cf;
-  gm->a = As;
-  gm->b = Bs;
+  if (trips) { /* an empty contraction leaves the accumulator at zero */
+    Stmt *lp = loop_stmt(L, trips, 2);
+    load_operand_tile(L, &lp->body, As, a, n, bidx, nb, m, M, ka, K); /* a[batch..., m, ka] */
+    load_operand_tile(L, &lp->body, Bs, b, n, bidx, nb, kb, K, col, N); /* b[batch..., kb, col] */
+    Stmt *gm = stmt(L, &lp->body, ST_GEMM);
+    gm->dst = Cf;
+    gm->a = As;
+    gm->b = Bs;
+  }
   cover(L, n);
-  Stmt *st = stmt(L, &k->post, ST_STORE);
+  Stmt *st = stmt(L, &k->body, ST_STORE);
   memcpy(full, bidx, sizeof(SExpr *) * (size_t)nb);
   full[nb] = m;
   full[nb + 1] = col;
@@ -438,7 +450,7 @@ TileProgram *tile_lower(Graph *g, DType dtype) {
       tp->of_node[n->id] = out;
       lower_map(&L, n);
       tp->of_node[n->id] = save;
-      Stmt *st = L.k->post.data[0];
+      Stmt *st = L.k->body.data[0];
       st->value = sx_load(a, save, st->gidx, st->ngidx);
       continue;
     }

@@ -87,6 +87,48 @@ SExpr *sx_var(Arena *a, TVar v) {
 
 static bool is_int(const SExpr *e, int64_t v) { return e->kind == SX_INT && e->i == v; }
 
+int64_t ix_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+bool sexpr_eval_index(const SExpr *e, const int64_t *vars, int64_t *out) {
+  int64_t x, y;
+  switch (e->kind) {
+  case SX_INT: *out = e->i; return true;
+  case SX_VAR:
+    if ((unsigned)e->var >= TV_COUNT) return false;
+    *out = vars[e->var];
+    return true;
+  case SX_IDX:
+    if (!sexpr_eval_index(e->a[0], vars, &x) || !sexpr_eval_index(e->a[1], vars, &y)) return false;
+    switch (e->iop) {
+    case IX_ADD: *out = x + y; return true;
+    case IX_SUB: *out = x - y; return true;
+    case IX_MUL: *out = x * y; return true;
+    case IX_DIV:
+      if (!y) return false;
+      *out = ix_floordiv(x, y);
+      return true;
+    case IX_MOD:
+      if (!y) return false;
+      *out = x - ix_floordiv(x, y) * y;
+      return true;
+    case IX_MIN: *out = x < y ? x : y; return true;
+    case IX_MAX: *out = x > y ? x : y; return true;
+    case IX_LT: *out = x < y; return true;
+    case IX_AND: *out = x && y; return true;
+    }
+    return false;
+  case SX_REAL:
+  case SX_LOAD:
+  case SX_TILE:
+  case SX_OP: return false;
+  }
+  return false;
+}
+
 SExpr *sx_idx(Arena *a, IdxOp op, SExpr *x, SExpr *y) {
   if (x->kind == SX_INT && y->kind == SX_INT) {
     int64_t p = x->i, q = y->i;
@@ -94,8 +136,8 @@ SExpr *sx_idx(Arena *a, IdxOp op, SExpr *x, SExpr *y) {
     case IX_ADD: return sx_int(a, p + q);
     case IX_SUB: return sx_int(a, p - q);
     case IX_MUL: return sx_int(a, p * q);
-    case IX_DIV: if (q) return sx_int(a, p / q); break;
-    case IX_MOD: if (q) return sx_int(a, p % q); break;
+    case IX_DIV: if (q) return sx_int(a, ix_floordiv(p, q)); break;
+    case IX_MOD: if (q) return sx_int(a, p - ix_floordiv(p, q) * q); break;
     case IX_MIN: return sx_int(a, p < q ? p : q);
     case IX_MAX: return sx_int(a, p > q ? p : q);
     case IX_LT: return sx_int(a, p < q);
@@ -162,4 +204,30 @@ SExpr *sx_tile(Arena *a, TBuf *buf, SExpr *i, SExpr *j) {
   e->idx[1] = j;
   e->nidx = j ? 2 : 1;
   return e;
+}
+
+static int64_t trips_at(const Stmt *loop, const int64_t *vars) {
+  int64_t lo, hi;
+  if (!sexpr_eval_index(loop->lo, vars, &lo) || !sexpr_eval_index(loop->hi, vars, &hi)) return 0;
+  return hi > lo ? hi - lo : 0;
+}
+
+int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
+  int64_t vars[TV_COUNT] = {0}, best = 0;
+  double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
+  if (blocks <= 4096) {
+    for (vars[TV_BZ] = 0; vars[TV_BZ] < k->grid[2]; vars[TV_BZ]++)
+      for (vars[TV_BY] = 0; vars[TV_BY] < k->grid[1]; vars[TV_BY]++)
+        for (vars[TV_BX] = 0; vars[TV_BX] < k->grid[0]; vars[TV_BX]++) {
+          int64_t t = trips_at(loop, vars);
+          best = t > best ? t : best;
+        }
+    return best;
+  }
+  for (int c = 0; c < 8; c++) {
+    for (int d = 0; d < 3; d++) vars[TV_BX + d] = (c >> d) & 1 ? k->grid[d] - 1 : 0;
+    int64_t t = trips_at(loop, vars);
+    best = t > best ? t : best;
+  }
+  return best;
 }

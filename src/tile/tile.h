@@ -3,21 +3,27 @@
  *
  * A TileProgram is a list of kernels over global tensors.  Each kernel has
  * a grid of up to three axes, a thread count, on-chip tile buffers (shared
- * memory or registers, "fragments"), and three statement lists: before the
- * loop, the body of at most one software-pipelined loop over tiles of a
- * reduction axis (loop variable k), and after it.  Statements are tile
- * statements, as TileLang writes them: fill a tile, map an expression over
- * a tile (a T.Parallel loop; the expression may read global tensors at
- * computed indices), accumulate a tile matrix product (T.gemm), reduce a tile
- * along its last axis (T.reduce_*), store a tile into a global tensor (plain
- * or atomic add).
+ * memory or registers, "fragments"), and a statement tree.  Statements are
+ * tile statements, as TileLang writes them: fill a tile, map an expression
+ * over a tile (a T.Parallel loop; the expression may read global tensors at
+ * computed indices), accumulate a tile matrix product (T.gemm, operands
+ * optionally transposed), reduce a tile along its last axis (T.reduce_*),
+ * store a tile into a global tensor (plain or atomic add); and two control
+ * statements: a loop over tiles of an axis (`for k in [lo, hi)`, software
+ * pipelined with `stages`, bounds computed from the block ids and outer loop
+ * variables, so a causal kernel's key loop stops at the diagonal) and a
+ * block-uniform `if` (a condition on block ids and loop variables only:
+ * every thread of a block takes the same branch).  Loops nest; the loop
+ * variable of nesting depth d is k, k1, k2.
  *
  * Expressions (SExpr) are scalar: integer index arithmetic over the block
- * ids (bx, by, bz), the tile coordinates (i, j) of the enclosing map or store,
- * and the loop variable k; and real/boolean/integer value arithmetic with
- * the graph's elementwise ops.  A load of a global tensor takes one index
- * expression per dimension; a read of a tile buffer takes one per tile axis.
- * The emitters print these as Python; the tile interpreter evaluates them.
+ * ids (bx, by, bz), the tile coordinates (i, j) of the enclosing map or
+ * store, and the loop variables; and real/boolean/integer value arithmetic
+ * with the graph's elementwise ops.  A load of a global tensor takes one
+ * index expression per dimension; a read of a tile buffer takes one per
+ * tile axis.  The emitters print these as Python; the tile interpreter
+ * evaluates them.  Every pass over statements goes through tile_walk and
+ * stmt_exprs (tprint.c), the one walk over the tree.
  */
 #ifndef TS_TILE_H
 #define TS_TILE_H
@@ -33,7 +39,10 @@ bool dtype_parse(const char *s, DType *t); /* "bf16" "f16" "f32" and long names 
 double dtype_round(DType t, double v);
 
 typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_FRAGMENT } Scope;
-typedef enum { GB_INPUT, GB_TEMP, GB_OUTPUT } GlobalRole;
+/* A scratch global holds split partials or atomic accumulators: it is not
+   a graph node's value, starts at `init` (run() fills it) and lives in its
+   own dtype (float32 for partial states). */
+typedef enum { GB_INPUT, GB_TEMP, GB_OUTPUT, GB_SCRATCH } GlobalRole;
 
 typedef struct TBuf {
   int id;
@@ -43,11 +52,17 @@ typedef struct TBuf {
   /* global tensors: the graph node they hold and its shape */
   const Node *node;
   GlobalRole role;
+  double init;          /* GB_SCRATCH: the value every element starts with */
   Shape shape;          /* for tiles: the tile extents (rank 1 or 2) */
 } TBuf;
 
-/* Index variables an expression may use. */
-typedef enum { TV_BX, TV_BY, TV_BZ, TV_I, TV_J, TV_K } TVar;
+/* Index variables an expression may use: block ids, tile coordinates, and
+   the loop variable of each loop nesting depth (k, k1, k2). */
+typedef enum { TV_BX, TV_BY, TV_BZ, TV_I, TV_J, TV_K, TV_K1, TV_K2 } TVar;
+#define TV_COUNT 8
+#define TILE_MAX_LOOP_DEPTH 3
+/* The loop variable of nesting depth d (0-based). */
+static inline TVar tv_loop(int d) { return (TVar)(TV_K + d); }
 
 typedef enum {
   SX_INT,    /* an integer constant: i */
@@ -81,16 +96,22 @@ struct SExpr {
 typedef enum {
   ST_FILL,     /* dst := value (a constant) everywhere */
   ST_MAP,      /* for (i, j) in dst: dst[i, j] := mask ? value : other */
-  ST_GEMM,     /* dst += a ⬝ b  (a [M, K], b [K, N], dst [M, N]) */
+  ST_GEMM,     /* dst += op(a) ⬝ op(b), op = transpose where trans_a/trans_b (dst [M, N]) */
   ST_REDUCE,   /* dst[i] := reduce_op over j of a[i, j] (clear) or combined with dst[i] */
   ST_STORE,    /* for (i, j) in the tile extents: if mask: global[gidx] := value */
   ST_ATOMIC_ADD, /* like STORE but adds */
+  ST_LOOP,     /* for var in [lo, hi): body (software-pipelined with `stages`; 0 = serial) */
+  ST_IF,       /* if cond: body else: orelse (cond is block-uniform) */
 } StmtKind;
 
-typedef struct Stmt {
+typedef struct Stmt Stmt;
+typedef VEC(Stmt *) StmtList;
+
+struct Stmt {
   StmtKind kind;
   TBuf *dst;          /* FILL, MAP, GEMM, REDUCE */
   TBuf *a, *b;        /* GEMM operands, REDUCE source */
+  bool trans_a, trans_b; /* GEMM: a is stored [K, M] / b is stored [N, K] */
   SExpr *value;       /* FILL, MAP, STORE */
   SExpr *mask;        /* MAP, STORE: NULL means always */
   SExpr *other;       /* MAP: the value where mask is false */
@@ -100,25 +121,26 @@ typedef struct Stmt {
   SExpr **gidx;       /* STORE: one index per global dimension */
   int ngidx;
   int64_t ext[2];     /* STORE: the tile extents iterated (i, j); ext[1] = 1 for rank 1 */
-} Stmt;
+  TVar var;           /* LOOP: its variable (tv_loop(depth)) */
+  SExpr *lo, *hi;     /* LOOP: bounds, over block ids and outer loop variables */
+  int stages;         /* LOOP */
+  SExpr *cond;        /* IF */
+  StmtList body;      /* LOOP: the body; IF: the branch taken when cond holds */
+  StmtList orelse;    /* IF: the other branch */
+};
 
-typedef VEC(Stmt *) StmtList;
 typedef VEC(TBuf *) BufList;
 
-typedef enum { KERNEL_MAP, KERNEL_REDUCE, KERNEL_MATMUL } KernelKind;
+typedef enum { KERNEL_MAP, KERNEL_REDUCE, KERNEL_MATMUL, KERNEL_FUSED, KERNEL_COMBINE } KernelKind;
 
 typedef struct Kernel {
   const char *name;
-  KernelKind kind;      /* what the naive lowering made it for (documentation) */
+  KernelKind kind;      /* what the lowering made it for (documentation) */
   int64_t grid[3];      /* blocks along x, y, z (1 where unused) */
   int threads;
   BufList bufs;         /* tile buffers */
-  StmtList pre;         /* before the loop */
-  int64_t loop;         /* trip count of the loop over k; 0 = no loop */
-  int stages;           /* software-pipelining depth of the loop */
-  StmtList body;        /* the loop body */
-  StmtList post;        /* after the loop */
-  const Node *node;     /* the graph node it materializes */
+  StmtList body;        /* the statement tree */
+  const Node *node;     /* the graph node it materializes (the main one, for fused kernels) */
   VEC(const Node *) covers; /* the graph nodes it computes (for source comments) */
 } Kernel;
 
@@ -156,8 +178,6 @@ typedef struct TileFault {
   bool hit;
   const Kernel *kernel;     /* NULL for a fault outside any kernel (too large) */
   const Stmt *stmt;
-  const char *list;         /* "pre", "loop" or "post" */
-  int index;                /* the statement's position in its list */
   char msg[256];            /* what went wrong, with the offending index */
 } TileFault;
 
@@ -166,17 +186,49 @@ typedef struct TileFault {
    filled.  globals (NULL, or one slot per tp->globals entry) receives every
    global tensor's final value (caller frees each), also after a fault. */
 Tensor *tile_run(const TileProgram *tp, Tensor **inputs, Tensor **globals, TileFault *fault);
-/* Where a statement is in its kernel: "k3_exp post[0]" (in buf). */
+/* Where a statement is in its kernel (in buf): "k3_exp post[0]" --
+   statements before the kernel's first top-level loop are pre[i], after
+   its last one post[i], inside a loop loop[i] (nested: loop[2].loop[0]),
+   inside an if's branches then[i] / else[i]. */
 const char *tile_stmt_where(const Kernel *k, const Stmt *s, char *buf, size_t n);
+
+/* The one walk over statements (tprint.c).  tile_walk calls fn on every
+   statement of l and of the lists nested in it, in program order, a
+   statement before its body; depth is the loop nesting depth of the
+   statement's list.  It stops, returning false, when fn returns false. */
+typedef bool (*StmtVisit)(const Stmt *s, int depth, void *ud);
+bool tile_walk(const StmtList *l, StmtVisit fn, void *ud);
+/* fn on every expression a statement holds itself (value, mask, other,
+   store indices, loop bounds, condition), not those of nested statements. */
+typedef void (*ExprVisit)(const SExpr *e, void *ud);
+void stmt_exprs(const Stmt *s, ExprVisit fn, void *ud);
+/* fn on e and every subexpression of it (indices and operands), pre-order. */
+void sexpr_walk(const SExpr *e, ExprVisit fn, void *ud);
+/* Does any expression of s (not nested statements) use the variable? */
+bool stmt_uses_var(const Stmt *s, TVar v);
+/* Does the kernel have a statement of this kind anywhere? */
+bool kernel_has(const Kernel *k, StmtKind kind);
 
 /* Print a tile program (tprint.c), as `tilesmith tiles` shows it. */
 void tile_print(FILE *out, const TileProgram *tp);
 /* The spelling of an integer op: + - * // % min max < and. */
 const char *ix_spelling(IdxOp op);
-/* The spelling of an index variable: bx, by, bz, i, j, k. */
+/* The spelling of an index variable: bx, by, bz, i, j, k, k1, k2. */
 const char *tvar_name(TVar v);
 /* Print an expression (for printers, diagnostics and the emitters). */
 void sexpr_print(FILE *out, const SExpr *e);
+
+/* Floor division (the semantics of IX_DIV and IX_MOD for any signs). */
+int64_t ix_floordiv(int64_t a, int64_t b);
+/* Evaluate an integer index expression (no loads or tile reads) with the
+   index variables set to vars[TV_COUNT]; false if it is not one or divides
+   by zero. */
+bool sexpr_eval_index(const SExpr *e, const int64_t *vars, int64_t *out);
+/* The largest trip count of a loop over the kernel's blocks (every block
+   when the grid has at most 4096 of them, else the corners of the grid;
+   outer loop variables at 0): for work estimates; exact for constant
+   bounds. */
+int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop);
 
 /* Builders of expressions (in the program's arena). */
 SExpr *sx_int(Arena *a, int64_t v);

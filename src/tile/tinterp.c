@@ -49,11 +49,9 @@ typedef struct TRun {
   int ntiles;
   double *scratch;
   bool *rowfin;          /* gemm: which rows of B are finite */
-  int64_t var[6];        /* bx by bz i j k */
+  int64_t var[TV_COUNT]; /* bx by bz i j k k1 k2 */
   double work;           /* element operations so far */
   const Stmt *stmt;
-  const char *list;
-  int index;
   TileFault *fault;
   jmp_buf jb;
 } TRun;
@@ -64,8 +62,6 @@ static TS_NORETURN void fail(TRun *r, const char *fmt, ...) {
   f->hit = true;
   f->kernel = r->k;
   f->stmt = r->stmt;
-  f->list = r->list;
-  f->index = r->index;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(f->msg, sizeof f->msg, fmt, ap);
@@ -101,6 +97,7 @@ static double f_max(double a, double b) { return isnan(a) ? a : isnan(b) ? b : a
 static double f_min(double a, double b) { return isnan(a) ? a : isnan(b) ? b : a <= b ? a : b; }
 
 static double ev(TRun *r, const SExpr *e);
+static void exec_list(TRun *r, const StmtList *l);
 
 static double ev_op(TRun *r, const SExpr *e) {
   if ((unsigned)e->op >= OP_COUNT) fail(r, "an unknown op");
@@ -218,7 +215,7 @@ static double ev(TRun *r, const SExpr *e) {
   case SX_INT: return (double)e->i;
   case SX_REAL: return isfinite(e->f) ? (double)(float)e->f : e->f;
   case SX_VAR:
-    if ((unsigned)e->var > TV_K) fail(r, "an unknown index variable");
+    if ((unsigned)e->var >= TV_COUNT) fail(r, "an unknown index variable");
     return (double)r->var[e->var];
   case SX_IDX: {
     int64_t a = as_index(r, ev(r, e->a[0])), b = as_index(r, ev(r, e->a[1]));
@@ -322,8 +319,36 @@ static void exec_stmt(TRun *r, const Stmt *s) {
   case ST_GEMM: {
     int64_t ar, ac, br, bc;
     double *d = tile_of(r, s->dst, &rows, &cols);
-    const double *a = tile_of(r, s->a, &ar, &ac), *b = tile_of(r, s->b, &br, &bc);
-    if (ac != br || ar != rows || bc != cols) fail(r, "gemm of tiles whose shapes do not agree");
+    const double *a0 = tile_of(r, s->a, &ar, &ac), *b0 = tile_of(r, s->b, &br, &bc);
+    /* a transposed operand is copied into scratch in its plain layout */
+    const double *a = a0, *b = b0;
+    double *ta = NULL, *tb = NULL;
+    if (s->trans_a || s->trans_b) {
+      ta = s->trans_a ? malloc((size_t)(ar * ac) * sizeof(double)) : NULL;
+      tb = s->trans_b ? malloc((size_t)(br * bc) * sizeof(double)) : NULL;
+      if ((s->trans_a && !ta) || (s->trans_b && !tb)) {
+        free(ta);
+        free(tb);
+        fail(r, "out of memory");
+      }
+      if (ta) {
+        for (int64_t x = 0; x < ar; x++)
+          for (int64_t y = 0; y < ac; y++) ta[y * ar + x] = a0[x * ac + y];
+        int64_t t = ar;
+        ar = ac, ac = t, a = ta;
+      }
+      if (tb) {
+        for (int64_t x = 0; x < br; x++)
+          for (int64_t y = 0; y < bc; y++) tb[y * br + x] = b0[x * bc + y];
+        int64_t t = br;
+        br = bc, bc = t, b = tb;
+      }
+    }
+    if (ac != br || ar != rows || bc != cols) {
+      free(ta);
+      free(tb);
+      fail(r, "gemm of tiles whose shapes do not agree");
+    }
     charge(r, (double)rows * (double)cols * (double)ac);
     double *acc = r->scratch;
     for (int64_t i = 0; i < rows * cols; i++) acc[i] = 0;
@@ -354,6 +379,8 @@ static void exec_stmt(TRun *r, const Stmt *s) {
         double *crow = acc + i * cols;
         for (int64_t j = 0; j < jend; j++) crow[j] += x * brow[j];
       }
+    free(ta);
+    free(tb);
     for (int64_t i = 0; i < rows * cols; i++) d[i] = dtype_round(s->dst->dtype, d[i] + acc[i]);
     return;
   }
@@ -417,16 +444,29 @@ static void exec_stmt(TRun *r, const Stmt *s) {
       }
     return;
   }
+  case ST_LOOP: {
+    if ((unsigned)s->var >= TV_COUNT || s->var < TV_K) fail(r, "a loop over a variable that is not a loop variable");
+    int64_t lo = as_index(r, ev(r, s->lo)), hi = as_index(r, ev(r, s->hi));
+    charge(r, hi > lo ? (double)(hi - lo) : 0);
+    for (int64_t v = lo; v < hi; v++) {
+      r->var[s->var] = v;
+      exec_list(r, &s->body);
+      r->stmt = s;
+    }
+    r->var[s->var] = 0;
+    return;
+  }
+  case ST_IF: {
+    bool take = ev(r, s->cond) != 0;
+    exec_list(r, take ? &s->body : &s->orelse);
+    return;
+  }
   }
   fail(r, "an unknown statement kind");
 }
 
-static void exec_list(TRun *r, const StmtList *l, const char *name) {
-  r->list = name;
-  for (int i = 0; i < l->len; i++) {
-    r->index = i;
-    exec_stmt(r, l->data[i]);
-  }
+static void exec_list(TRun *r, const StmtList *l) {
+  for (int i = 0; i < l->len; i++) exec_stmt(r, l->data[i]);
 }
 
 static void free_tiles(TRun *r) {
@@ -446,8 +486,6 @@ static void free_tiles(TRun *r) {
 static void run_kernel(TRun *r, const Kernel *k) {
   r->k = k;
   r->stmt = NULL;
-  r->list = "pre";
-  r->index = 0;
   int n = k->bufs.len;
   r->tdata = calloc((size_t)(n ? n : 1), sizeof *r->tdata);
   r->trows = calloc((size_t)(n ? n : 1), sizeof *r->trows);
@@ -474,40 +512,85 @@ static void run_kernel(TRun *r, const Kernel *k) {
   if (!r->scratch || !r->rowfin) fail(r, "out of memory");
   for (int d = 0; d < 3; d++)
     if (k->grid[d] < 1) fail(r, "empty grid");
-  if (k->loop < 0) fail(r, "negative trip count");
   for (int64_t bz = 0; bz < k->grid[2]; bz++)
     for (int64_t by = 0; by < k->grid[1]; by++)
       for (int64_t bx = 0; bx < k->grid[0]; bx++) {
         r->var[TV_BX] = bx;
         r->var[TV_BY] = by;
         r->var[TV_BZ] = bz;
-        r->var[TV_K] = 0;
-        charge(r, (double)(most + k->loop));
+        for (int v = TV_K; v < TV_COUNT; v++) r->var[v] = 0;
+        charge(r, (double)most);
         for (int i = 0; i < n; i++) {
           int64_t m = r->trows[i] * (r->tcols[i] ? r->tcols[i] : 1);
           for (int64_t e = 0; e < m; e++) r->tdata[i][e] = NAN;
         }
-        exec_list(r, &k->pre, "pre");
-        for (int64_t kk = 0; kk < k->loop; kk++) {
-          r->var[TV_K] = kk;
-          exec_list(r, &k->body, "loop");
-        }
-        r->var[TV_K] = 0;
-        exec_list(r, &k->post, "post");
+        exec_list(r, &k->body);
       }
   free_tiles(r);
   r->k = NULL;
 }
 
+/* The path of s below list l (see tile.h), appended to buf; true if found. */
+typedef struct Where { char *buf; size_t n, used; } Where;
+
+static void where_add(Where *w, const char *fmt, int i) {
+  if (w->used < w->n) w->used += (size_t)snprintf(w->buf + w->used, w->n - w->used, fmt, i);
+}
+
+static bool where_in(const StmtList *l, const Stmt *s, const char *name, Where *w) {
+  size_t mark = w->used;
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *t = l->data[i];
+    w->used = mark;
+    if (t == s) {
+      where_add(w, name, i);
+      return true;
+    }
+    if (t->kind == ST_LOOP || t->kind == ST_IF) {
+      where_add(w, name, i);
+      if (t->kind == ST_LOOP && where_in(&t->body, s, ".loop[%d]", w)) return true;
+      if (t->kind == ST_IF && (where_in(&t->body, s, ".then[%d]", w) || where_in(&t->orelse, s, ".else[%d]", w)))
+        return true;
+    }
+  }
+  w->used = mark;
+  if (w->used < w->n) w->buf[w->used] = 0;
+  return false;
+}
+
 const char *tile_stmt_where(const Kernel *k, const Stmt *s, char *buf, size_t n) {
-  const StmtList *lists[3] = {&k->pre, &k->body, &k->post};
-  const char *names[3] = {"pre", "loop", "post"};
-  for (int l = 0; l < 3; l++)
-    for (int i = 0; i < lists[l]->len; i++)
-      if (lists[l]->data[i] == s) {
-        snprintf(buf, n, "%s %s[%d]", k->name, names[l], i);
+  const StmtList *top = &k->body;
+  int first = -1, last = -1;
+  for (int i = 0; i < top->len; i++)
+    if (top->data[i]->kind == ST_LOOP) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  Where w = {buf, n, 0};
+  snprintf(buf, n, "%s ", k->name);
+  w.used = strlen(buf);
+  for (int i = 0; i < top->len; i++) {
+    const Stmt *t = top->data[i];
+    size_t mark = w.used;
+    if (t == s) {
+      if (first < 0 || i < first) where_add(&w, "pre[%d]", i);
+      else if (i > last) where_add(&w, "post[%d]", i - last - 1);
+      else where_add(&w, "body[%d]", i);
+      return buf;
+    }
+    /* the statements of a kernel's single top-level loop are loop[i], as
+       the naive kernels have always named them */
+    if (t->kind == ST_LOOP && first == last && where_in(&t->body, s, "loop[%d]", &w)) return buf;
+    w.used = mark;
+    if (t->kind == ST_LOOP || t->kind == ST_IF) {
+      where_add(&w, "body[%d]", i);
+      if (t->kind == ST_LOOP && where_in(&t->body, s, ".loop[%d]", &w)) return buf;
+      if (t->kind == ST_IF && (where_in(&t->body, s, ".then[%d]", &w) || where_in(&t->orelse, s, ".else[%d]", &w)))
         return buf;
-      }
+    }
+    w.used = mark;
+    buf[w.used < n ? w.used : n - 1] = 0;
+  }
   snprintf(buf, n, "%s", k->name);
   return buf;
 }
@@ -537,7 +620,9 @@ static Tensor *run_all(TRun *r, Tensor **inputs) {
       r->gst[gi][d] = acc;
       acc *= b->shape.d[d].n;
     }
-    if (b->role == GB_INPUT) {
+    if (b->role == GB_SCRATCH) {
+      for (int64_t e = 0; e < n; e++) t->data[e] = b->init;
+    } else if (b->role == GB_INPUT) {
       int ii = b->node ? b->node->input_index : -1;
       const Tensor *in = ii >= 0 && ii < tp->g->ninputs ? inputs[ii] : NULL;
       if (!in || !shape_equal(&in->shape, &b->shape)) fail(r, "no input of the right shape for '%s'", b->name);

@@ -1,12 +1,17 @@
 /*
- * tprint.c: printing and checking tile programs.
+ * tprint.c: walking, printing and checking tile programs.
  *
- * The printed form reads like the TileLang it becomes: one block per kernel
- * with its grid, buffers and statements, each expression written out with
- * the block ids bx, by, bz, the tile coordinates i, j and the loop index k.
- * The checker verifies what every emitter and the tile interpreter rely on:
- * buffers belong to their kernel, loads and stores index every dimension,
- * tiles of a gemm agree, statements use only the variables in scope.
+ * tile_walk and stmt_exprs are the one walk over the statement tree that
+ * every stage uses (the interpreter, verify, the emitters, the printer and
+ * the checker below).  The printed form reads like the TileLang it
+ * becomes: one block per kernel with its grid, buffers and statements,
+ * each expression written out with the block ids bx, by, bz, the tile
+ * coordinates i, j and the loop variables k, k1, k2.  The checker verifies
+ * what every emitter and the tile interpreter rely on: buffers belong to
+ * their kernel, loads and stores index every dimension, tiles of a gemm
+ * agree, statements use only the variables in scope (a loop variable only
+ * inside its loop, loop bounds and conditions only block ids and outer
+ * loop variables), and grids stay within CUDA's limits.
  */
 #include <math.h>
 #include <string.h>
@@ -21,8 +26,69 @@ const char *tvar_name(TVar v) {
   case TV_I: return "i";
   case TV_J: return "j";
   case TV_K: return "k";
+  case TV_K1: return "k1";
+  case TV_K2: return "k2";
   }
   return "?";
+}
+
+/* ---- the walk ---- */
+
+static bool walk(const StmtList *l, int depth, StmtVisit fn, void *ud) {
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (!fn(s, depth, ud)) return false;
+    if (s->kind == ST_LOOP && !walk(&s->body, depth + 1, fn, ud)) return false;
+    if (s->kind == ST_IF && (!walk(&s->body, depth, fn, ud) || !walk(&s->orelse, depth, fn, ud))) return false;
+  }
+  return true;
+}
+
+bool tile_walk(const StmtList *l, StmtVisit fn, void *ud) { return walk(l, 0, fn, ud); }
+
+void stmt_exprs(const Stmt *s, ExprVisit fn, void *ud) {
+  const SExpr *own[] = {s->value, s->mask, s->other, s->lo, s->hi, s->cond};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (own[i]) fn(own[i], ud);
+  for (int i = 0; i < s->ngidx; i++)
+    if (s->gidx[i]) fn(s->gidx[i], ud);
+}
+
+void sexpr_walk(const SExpr *e, ExprVisit fn, void *ud) {
+  if (!e) return;
+  fn(e, ud);
+  for (int i = 0; i < e->nidx; i++) sexpr_walk(e->idx[i], fn, ud);
+  for (int i = 0; i < e->n && i < 3; i++) sexpr_walk(e->a[i], fn, ud);
+}
+
+typedef struct VarUse { TVar v; bool hit; } VarUse;
+
+static void var_use(const SExpr *e, void *ud) {
+  VarUse *u = ud;
+  if (e->kind == SX_VAR && e->var == u->v) u->hit = true;
+}
+
+static void var_use_tree(const SExpr *e, void *ud) { sexpr_walk(e, var_use, ud); }
+
+bool stmt_uses_var(const Stmt *s, TVar v) {
+  VarUse u = {v, false};
+  stmt_exprs(s, var_use_tree, &u);
+  return u.hit;
+}
+
+typedef struct KindFind { StmtKind kind; bool hit; } KindFind;
+
+static bool find_kind(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  KindFind *f = ud;
+  f->hit |= s->kind == f->kind;
+  return !f->hit;
+}
+
+bool kernel_has(const Kernel *k, StmtKind kind) {
+  KindFind f = {kind, false};
+  tile_walk(&k->body, find_kind, &f);
+  return f.hit;
 }
 
 const char *ix_spelling(IdxOp op) {
@@ -100,14 +166,17 @@ static void print_shape(FILE *out, const Shape *s) {
   fputc(']', out);
 }
 
-static void print_stmt(FILE *out, const Stmt *s, const char *ind) {
+static void print_list(FILE *out, const StmtList *l, int ind);
+
+static void print_stmt(FILE *out, const Stmt *s, int ind) {
+  fprintf(out, "%*s", 2 * ind, "");
   switch (s->kind) {
   case ST_FILL:
-    fprintf(out, "%sfill %s = ", ind, s->dst->name);
+    fprintf(out, "fill %s = ", s->dst->name);
     sexpr_print(out, s->value);
     break;
   case ST_MAP:
-    fprintf(out, "%smap %s[i%s] = ", ind, s->dst->name, s->dst->shape.rank == 2 ? ", j" : "");
+    fprintf(out, "map %s[i%s] = ", s->dst->name, s->dst->shape.rank == 2 ? ", j" : "");
     if (s->mask) {
       sexpr_print(out, s->mask);
       fputs(" ? ", out);
@@ -118,15 +187,18 @@ static void print_stmt(FILE *out, const Stmt *s, const char *ind) {
       sexpr_print(out, s->other);
     }
     break;
-  case ST_GEMM: fprintf(out, "%sgemm %s += %s ⬝ %s", ind, s->dst->name, s->a->name, s->b->name); break;
+  case ST_GEMM:
+    fprintf(out, "gemm %s += %s%s ⬝ %s%s", s->dst->name, s->a->name, s->trans_a ? "ᵀ" : "", s->b->name,
+            s->trans_b ? "ᵀ" : "");
+    break;
   case ST_REDUCE:
-    fprintf(out, "%sreduce %s %s= %s over j", ind, op_info[s->reduce_op].name, s->dst->name, s->a->name);
+    fprintf(out, "reduce %s %s= %s over j", op_info[s->reduce_op].name, s->dst->name, s->a->name);
     if (s->clear) fputs(" (clear)", out);
     break;
   case ST_STORE:
   case ST_ATOMIC_ADD:
-    fprintf(out, "%s%s over [%lld, %lld]: ", ind, s->kind == ST_STORE ? "store" : "atomic_add",
-            (long long)s->ext[0], (long long)s->ext[1]);
+    fprintf(out, "%s over [%lld, %lld]: ", s->kind == ST_STORE ? "store" : "atomic_add", (long long)s->ext[0],
+            (long long)s->ext[1]);
     if (s->mask) {
       fputs("if ", out);
       sexpr_print(out, s->mask);
@@ -140,11 +212,31 @@ static void print_stmt(FILE *out, const Stmt *s, const char *ind) {
     fputs(s->kind == ST_STORE ? "] = " : "] += ", out);
     sexpr_print(out, s->value);
     break;
+  case ST_LOOP:
+    fprintf(out, "for %s in pipelined(", tvar_name(s->var));
+    if (!(s->lo->kind == SX_INT && s->lo->i == 0)) {
+      sexpr_print(out, s->lo);
+      fputs(", ", out);
+    }
+    sexpr_print(out, s->hi);
+    fprintf(out, ", stages=%d):\n", s->stages);
+    print_list(out, &s->body, ind + 1);
+    return;
+  case ST_IF:
+    fputs("if ", out);
+    sexpr_print(out, s->cond);
+    fputs(":\n", out);
+    print_list(out, &s->body, ind + 1);
+    if (s->orelse.len) {
+      fprintf(out, "%*selse:\n", 2 * ind, "");
+      print_list(out, &s->orelse, ind + 1);
+    }
+    return;
   }
   fputc('\n', out);
 }
 
-static void print_list(FILE *out, const StmtList *l, const char *ind) {
+static void print_list(FILE *out, const StmtList *l, int ind) {
   for (int i = 0; i < l->len; i++) print_stmt(out, l->data[i], ind);
 }
 
@@ -154,9 +246,13 @@ void tile_print(FILE *out, const TileProgram *tp) {
           dtype_name(tp->dtype));
   for (int i = 0; i < tp->globals.len; i++) {
     const TBuf *b = tp->globals.data[i];
-    const char *role = b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : "temp";
-    fprintf(out, "  %-6s %s : %s%s\n", role, b->name, dtype_name(b->dtype),
-            shape_str(&b->shape, shape, sizeof shape));
+    const char *role = b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : b->role == GB_SCRATCH ? "scratch" : "temp";
+    fprintf(out, "  %-6s %s : %s%s", role, b->name, dtype_name(b->dtype), shape_str(&b->shape, shape, sizeof shape));
+    if (b->role == GB_SCRATCH) {
+      char v[40];
+      fprintf(out, " = %s", isinf(b->init) ? (b->init > 0 ? "inf" : "-inf") : fmt_double(v, sizeof v, b->init));
+    }
+    fputc('\n', out);
   }
   for (int k = 0; k < tp->kernels.len; k++) {
     const Kernel *K = tp->kernels.data[k];
@@ -171,12 +267,7 @@ void tile_print(FILE *out, const TileProgram *tp) {
       print_shape(out, &b->shape);
       fputc('\n', out);
     }
-    print_list(out, &K->pre, "  ");
-    if (K->loop) {
-      fprintf(out, "  for k in pipelined(%lld, stages=%d):\n", (long long)K->loop, K->stages);
-      print_list(out, &K->body, "    ");
-    }
-    print_list(out, &K->post, "  ");
+    print_list(out, &K->body, 1);
   }
 }
 
@@ -186,7 +277,8 @@ typedef struct Chk {
   const TileProgram *tp;
   const Kernel *k;
   FILE *err;
-  bool in_loop, has_ij;
+  int depth;            /* loop variables k .. tv_loop(depth - 1) are in scope */
+  bool has_ij;          /* tile coordinates i, j are in scope */
 } Chk;
 
 static bool bad(Chk *c, const char *what) {
@@ -211,7 +303,7 @@ static bool check_expr(Chk *c, const SExpr *e) {
   case SX_INT:
   case SX_REAL: return true;
   case SX_VAR:
-    if (e->var == TV_K && !c->in_loop) return bad(c, "k used outside the loop");
+    if (e->var >= TV_K && e->var >= tv_loop(c->depth)) return bad(c, "a loop variable used outside its loop");
     if ((e->var == TV_I || e->var == TV_J) && !c->has_ij) return bad(c, "i or j used outside a tile loop");
     return true;
   case SX_IDX: return check_expr(c, e->a[0]) && check_expr(c, e->a[1]);
@@ -236,6 +328,25 @@ static bool check_expr(Chk *c, const SExpr *e) {
   return bad(c, "unknown expression");
 }
 
+/* A block-uniform expression: integer arithmetic over block ids and the
+   loop variables in scope, no tile coordinates, no loads. */
+static bool uniform(Chk *c, const SExpr *e) {
+  switch (e->kind) {
+  case SX_INT: return true;
+  case SX_REAL:
+  case SX_LOAD:
+  case SX_TILE:
+  case SX_OP: return false;
+  case SX_VAR: return e->var != TV_I && e->var != TV_J && (e->var < TV_K || e->var < tv_loop(c->depth));
+  case SX_IDX: return uniform(c, e->a[0]) && uniform(c, e->a[1]);
+  }
+  return false;
+}
+
+static bool check_list(Chk *c, const StmtList *l);
+
+static bool tile_shape_ok(const TBuf *b) { return b->shape.rank == 1 || b->shape.rank == 2; }
+
 static bool check_stmt(Chk *c, const Stmt *s) {
   c->has_ij = false;
   switch (s->kind) {
@@ -248,11 +359,12 @@ static bool check_stmt(Chk *c, const Stmt *s) {
       return bad(c, "masked map without a valid mask and other value");
     return check_expr(c, s->value);
   case ST_GEMM: {
-    const Shape *a = &s->a->shape, *b = &s->b->shape, *d = &s->dst->shape;
     if (!owns(c->k, s->a) || !owns(c->k, s->b) || !owns(c->k, s->dst)) return bad(c, "gemm of foreign buffers");
-    if (a->rank != 2 || b->rank != 2 || d->rank != 2 || a->d[1].n != b->d[0].n || d->d[0].n != a->d[0].n ||
-        d->d[1].n != b->d[1].n)
-      return bad(c, "gemm tile shapes do not agree");
+    const Shape *a = &s->a->shape, *b = &s->b->shape, *d = &s->dst->shape;
+    if (a->rank != 2 || b->rank != 2 || d->rank != 2) return bad(c, "gemm of tiles that are not matrices");
+    int64_t m = a->d[s->trans_a ? 1 : 0].n, ka = a->d[s->trans_a ? 0 : 1].n;
+    int64_t kb = b->d[s->trans_b ? 1 : 0].n, n = b->d[s->trans_b ? 0 : 1].n;
+    if (ka != kb || d->d[0].n != m || d->d[1].n != n) return bad(c, "gemm tile shapes do not agree");
     return true;
   }
   case ST_REDUCE:
@@ -269,8 +381,28 @@ static bool check_stmt(Chk *c, const Stmt *s) {
     for (int i = 0; i < s->ngidx; i++)
       if (!check_expr(c, s->gidx[i])) return false;
     return (!s->mask || check_expr(c, s->mask)) && check_expr(c, s->value);
+  case ST_LOOP: {
+    if (c->depth >= TILE_MAX_LOOP_DEPTH) return bad(c, "loops nested too deep");
+    if (s->var != tv_loop(c->depth)) return bad(c, "a loop whose variable is not the one of its depth");
+    if (!s->lo || !s->hi || !uniform(c, s->lo) || !uniform(c, s->hi))
+      return bad(c, "loop bounds that are not block-uniform index expressions");
+    if (s->stages < 0) return bad(c, "negative pipeline depth");
+    c->depth++;
+    bool ok = check_list(c, &s->body);
+    c->depth--;
+    return ok;
+  }
+  case ST_IF:
+    if (!s->cond || !uniform(c, s->cond)) return bad(c, "an if whose condition is not block-uniform");
+    return check_list(c, &s->body) && check_list(c, &s->orelse);
   }
   return bad(c, "unknown statement");
+}
+
+static bool check_list(Chk *c, const StmtList *l) {
+  for (int i = 0; i < l->len; i++)
+    if (!l->data[i] || !check_stmt(c, l->data[i])) return false;
+  return true;
 }
 
 bool tile_check(const TileProgram *tp, FILE *err) {
@@ -279,17 +411,14 @@ bool tile_check(const TileProgram *tp, FILE *err) {
     c.k = tp->kernels.data[k];
     for (int d = 0; d < 3; d++)
       if (c.k->grid[d] < 1) return bad(&c, "empty grid");
+    /* CUDA: at most 2^31 - 1 blocks along x, 65535 along y and z */
+    if (c.k->grid[0] > 2147483647 || c.k->grid[1] > 65535 || c.k->grid[2] > 65535)
+      return bad(&c, "a grid beyond CUDA's limits (x < 2^31, y and z <= 65535)");
     if (c.k->threads < 1) return bad(&c, "no threads");
-    c.in_loop = false;
-    for (int i = 0; i < c.k->pre.len; i++)
-      if (!check_stmt(&c, c.k->pre.data[i])) return false;
-    c.in_loop = true;
-    for (int i = 0; i < c.k->body.len; i++)
-      if (!check_stmt(&c, c.k->body.data[i])) return false;
-    if (c.k->body.len && !c.k->loop) return bad(&c, "a loop body but no loop");
-    c.in_loop = false;
-    for (int i = 0; i < c.k->post.len; i++)
-      if (!check_stmt(&c, c.k->post.data[i])) return false;
+    for (int b = 0; b < c.k->bufs.len; b++)
+      if (!tile_shape_ok(c.k->bufs.data[b])) return bad(&c, "a tile buffer of rank other than 1 or 2");
+    c.depth = 0;
+    if (!check_list(&c, &c.k->body)) return false;
   }
   return true;
 }

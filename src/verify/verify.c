@@ -227,15 +227,20 @@ static void index_of(const Shape *s, int64_t flat, char *buf, size_t n) {
 
 /* ---- one trial ---- */
 
+typedef struct StoreFind { const TBuf *b; const Stmt *hit; } StoreFind;
+
+static bool find_store(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  StoreFind *f = ud;
+  if ((s->kind == ST_STORE || s->kind == ST_ATOMIC_ADD) && s->global == f->b) f->hit = s;
+  return !f->hit;
+}
+
 /* The first store statement of k into global b, or NULL. */
 static const Stmt *store_of(const Kernel *k, const TBuf *b) {
-  const StmtList *lists[3] = {&k->pre, &k->body, &k->post};
-  for (int l = 0; l < 3; l++)
-    for (int i = 0; i < lists[l]->len; i++) {
-      const Stmt *s = lists[l]->data[i];
-      if ((s->kind == ST_STORE || s->kind == ST_ATOMIC_ADD) && s->global == b) return s;
-    }
-  return NULL;
+  StoreFind f = {b, NULL};
+  tile_walk(&k->body, find_store, &f);
+  return f.hit;
 }
 
 /* ---- the error of float32 evaluation ---- */
@@ -261,6 +266,30 @@ static void mark_loads(const TileProgram *tp, const SExpr *e, bool *read) {
   }
 }
 
+typedef struct AtolWalk {
+  const TileProgram *tp;
+  const Kernel *k;
+  bool *read;
+  double terms, trips;
+} AtolWalk;
+
+static void atol_expr(const SExpr *e, void *ud) {
+  AtolWalk *w = ud;
+  mark_loads(w->tp, e, w->read);
+}
+
+static bool atol_stmt(const Stmt *s, int depth, void *ud) {
+  AtolWalk *w = ud;
+  stmt_exprs(s, atol_expr, w);
+  if (s->kind == ST_LOOP) {
+    double t = (double)tile_loop_trips_max(w->k, s);
+    w->trips = t > w->trips ? t : w->trips; /* (nested loops: a bound, not a product) */
+  }
+  if ((s->kind == ST_REDUCE || s->kind == ST_GEMM) && s->a && s->a->shape.rank == 2)
+    w->terms += (double)s->a->shape.d[s->kind == ST_GEMM && s->trans_a ? 0 : 1].n * (depth > 0 ? w->trips : 1);
+  return true;
+}
+
 /* The absolute error float32 evaluation may make in kernel k: an op
    rounds its result to float32 (2^-24 relative), so a difference of two
    large values read from memory (amax + log(sum) - picked over logits of
@@ -272,18 +301,9 @@ static double eval_atol(const TileProgram *tp, const Kernel *k, Tensor **glob) {
   int ng = tp->globals.len;
   bool *read = calloc((size_t)(ng ? ng : 1), sizeof *read);
   if (!read) return INFINITY;
-  double terms = 1;
-  const StmtList *lists[3] = {&k->pre, &k->body, &k->post};
-  for (int l = 0; l < 3; l++)
-    for (int i = 0; i < lists[l]->len; i++) {
-      const Stmt *s = lists[l]->data[i];
-      mark_loads(tp, s->value, read);
-      mark_loads(tp, s->mask, read);
-      mark_loads(tp, s->other, read);
-      for (int d = 0; d < s->ngidx; d++) mark_loads(tp, s->gidx[d], read);
-      if ((s->kind == ST_REDUCE || s->kind == ST_GEMM) && s->a && s->a->shape.rank == 2)
-        terms += (double)s->a->shape.d[1].n * (double)(l == 1 && k->loop > 0 ? k->loop : 1);
-    }
+  AtolWalk w = {tp, k, read, 1, 1};
+  tile_walk(&k->body, atol_stmt, &w);
+  double terms = w.terms;
   double mx = 0;
   for (int g = 0; g < ng; g++) {
     if (!read[g] || !glob[g]) continue;
@@ -514,22 +534,36 @@ static int64_t shrink(int family, int level, int64_t v, int64_t vmax) {
   return v; /* as given */
 }
 
-static double list_work(const StmtList *l) {
-  double w = 0;
-  for (int i = 0; i < l->len; i++) {
-    const Stmt *s = l->data[i];
-    double dst = 1;
-    if (s->dst)
-      for (int d = 0; d < s->dst->shape.rank; d++) dst *= (double)s->dst->shape.d[d].n;
-    switch (s->kind) {
-    case ST_FILL: w += dst; break;
-    case ST_MAP: w += 8 * dst; break;
-    case ST_GEMM: w += dst * (s->a && s->a->shape.rank == 2 ? (double)s->a->shape.d[1].n : 1); break;
-    case ST_REDUCE: w += s->a && s->a->shape.rank == 2 ? (double)(s->a->shape.d[0].n * s->a->shape.d[1].n) : 1; break;
-    case ST_STORE:
-    case ST_ATOMIC_ADD: w += 8 * (double)s->ext[0] * (double)s->ext[1]; break;
-    }
+typedef struct Work { const Kernel *k; double w; } Work;
+
+static double list_work(const Kernel *k, const StmtList *l);
+
+static double stmt_work(const Kernel *k, const Stmt *s) {
+  double dst = 1;
+  if (s->dst)
+    for (int d = 0; d < s->dst->shape.rank; d++) dst *= (double)s->dst->shape.d[d].n;
+  switch (s->kind) {
+  case ST_FILL: return dst;
+  case ST_MAP: return 8 * dst;
+  case ST_GEMM: {
+    const TBuf *a = s->a;
+    return dst * (a && a->shape.rank == 2 ? (double)a->shape.d[s->trans_a ? 0 : 1].n : 1);
   }
+  case ST_REDUCE: return s->a && s->a->shape.rank == 2 ? (double)(s->a->shape.d[0].n * s->a->shape.d[1].n) : 1;
+  case ST_STORE:
+  case ST_ATOMIC_ADD: return 8 * (double)s->ext[0] * (double)s->ext[1];
+  case ST_LOOP: return (double)tile_loop_trips_max(k, s) * (1 + list_work(k, &s->body));
+  case ST_IF: {
+    double a = list_work(k, &s->body), b = list_work(k, &s->orelse);
+    return a > b ? a : b;
+  }
+  }
+  return 0;
+}
+
+static double list_work(const Kernel *k, const StmtList *l) {
+  double w = 0;
+  for (int i = 0; i < l->len; i++) w += stmt_work(k, l->data[i]);
   return w;
 }
 
@@ -539,7 +573,7 @@ static double tile_work(const TileProgram *tp) {
   for (int k = 0; k < tp->kernels.len; k++) {
     const Kernel *K = tp->kernels.data[k];
     double blocks = (double)K->grid[0] * (double)K->grid[1] * (double)K->grid[2];
-    w += blocks * (list_work(&K->pre) + (double)K->loop * list_work(&K->body) + list_work(&K->post));
+    w += blocks * list_work(K, &K->body);
   }
   return w;
 }

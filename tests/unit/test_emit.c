@@ -1,8 +1,10 @@
 /* test_emit.c: the TileLang and Triton emitters on small hand-built graphs:
    one kernel function per kernel, run/reference signatures in declaration
-   order, every kernel launched, every global a kernel takes allocated or
-   passed in, every Triton load masked, names that clash with tile buffers
-   renamed, and a program the target cannot express refused with a message. */
+   order with the Lean names (spelled for Python where they must be), run()
+   checking rather than casting its arguments, every kernel launched, every
+   global a kernel takes allocated or passed in, every Triton load masked,
+   names that clash with tile buffers renamed inside the module only, and a
+   program the target cannot express refused with a message. */
 #include <setjmp.h>
 #include <stdlib.h>
 
@@ -92,6 +94,19 @@ static void check_common(const TileProgram *tp, const char *m, const char *first
     snprintf(want, sizeof want, "    %s = torch.empty(", b->name);
     CHECK(strstr(body, want) != NULL);
   }
+  /* run() checks its arguments once, through the module's one helper, and
+     never casts, copies or reshapes them */
+  const char *end = strstr(body, "\ndef reference(");
+  size_t n = end ? (size_t)(end - body) : strlen(body);
+  char *run_text = strndup(body, n);
+  REQUIRE(run_text);
+  CHECK(count(m, "\ndef _ts_check(fn, args, strict=True):") == 1);
+  CHECK(strstr(run_text, "return _ts_run(*_ts_check(\"run\", (") != NULL);
+  CHECK(strstr(run_text, ".to(device=") == NULL);
+  CHECK(strstr(run_text, ".contiguous()") == NULL);
+  snprintf(want, sizeof want, "(\"%s\", (4, 8), torch.bfloat16, \"the storage dtype\"),", first);
+  CHECK(strstr(m, want) != NULL);
+  free(run_text);
   /* the reference reads the graph's output node */
   snprintf(want, sizeof want, "return v%d.to(torch.float32)", tp->g->output->id);
   CHECK(strstr(m, want) != NULL);
@@ -185,8 +200,62 @@ TEST(emit_renames_clashing_globals) {
   for (int t = 0; t < 2; t++) {
     char *m = emit_str(tp, t ? TARGET_TRITON : TARGET_TILELANG, &ok, err, sizeof err);
     CHECK(ok);
-    CHECK(strstr(m, "\ndef run(acc_g1, w):") != NULL);
-    CHECK(strstr(m, "\ndef run(acc, w):") == NULL);
+    /* renamed inside, not in run()'s or reference()'s signature */
+    CHECK(strstr(m, "\ndef run(acc, w):") != NULL);
+    CHECK(strstr(m, "\ndef reference(acc, w):") != NULL);
+    CHECK(strstr(m, "\ndef _ts_run(acc_g1, w):") != NULL);
+    CHECK(strstr(m, "(\"acc\", (4, 8), torch.bfloat16,") != NULL); /* errors name `acc` */
+    free(m);
+  }
+  arena_free(e.a);
+}
+
+/* Lean names Python cannot take as they are: spelled in run()'s signature,
+   named as written in the argument table (hence in run()'s errors), and the
+   helpers' prefix moved off a parameter that starts with it. */
+TEST(emit_spells_lean_names_for_python) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  static const char *lean[] = {"x'", "pass", "W\u2081", "torch", "k", "\u03b1", "_ts_x", "x_prime"};
+  static const char *python[] = {"x_prime_2", "pass_", "W1", "torch", "k", "alpha", "_ts_x", "x_prime"};
+  enum { NIN = sizeof lean / sizeof lean[0] };
+  Shape xs = shp(2, 4, 8);
+  Node *sum = NULL;
+  for (int i = 0; i < NIN; i++) {
+    Node *x = ir_input(e.g, lean[i], ROLE_TENSOR, &xs, NOPOS);
+    sum = sum ? ir_binary(e.g, OP_ADD, sum, x, NOPOS) : x;
+  }
+  e.g->output = ir_unary(e.g, OP_EXP, sum, NOPOS);
+  TileProgram *tp = tile_lower(e.g, DT_BF16);
+  REQUIRE(tile_check(tp, stderr));
+  char sig[256] = "", row[64];
+  for (int i = 0; i < NIN; i++) snprintf(sig + strlen(sig), sizeof sig - strlen(sig), "%s%s", i ? ", " : "", python[i]);
+  for (int t = 0; t < 2; t++) {
+    bool ok;
+    char err[256] = "", want[320];
+    char *m = emit_str(tp, t ? TARGET_TRITON : TARGET_TILELANG, &ok, err, sizeof err);
+    CHECK(ok);
+    snprintf(want, sizeof want, "\ndef run(%s):", sig);
+    CHECK(strstr(m, want) != NULL);
+    snprintf(want, sizeof want, "\ndef reference(%s):", sig);
+    CHECK(strstr(m, want) != NULL);
+    for (int i = 0; i < NIN; i++) {
+      snprintf(row, sizeof row, "(\"%s\", (4, 8),", lean[i]);
+      CHECK(strstr(m, row) != NULL);
+    }
+    CHECK(strstr(m, "x_prime_2 (x' in the Lean source): bfloat16 (4, 8)") != NULL);
+    CHECK(strstr(m, "\ndef __ts_check(") != NULL && strstr(m, "\ndef _ts_check(") == NULL);
+    CHECK(strstr(m, "return __ts_run(*__ts_check(\"run\", (") != NULL);
+    /* no name outside ASCII inside the module's code (kernels included) */
+    const char *code = strstr(m, "\nimport ");
+    const char *args_table = strstr(m, "__ts_ARGS = (");
+    REQUIRE(code && args_table);
+    for (const char *p = code; p < args_table; p++) CHECK((unsigned char)*p < 0x80);
     free(m);
   }
   arena_free(e.a);
@@ -204,8 +273,8 @@ TEST(emit_triton_refuses_non_power_of_two_blocks) {
   Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
   e.g->output = ir_unary(e.g, OP_EXP, x, NOPOS);
   TileProgram *tp = tile_lower(e.g, DT_BF16);
-  REQUIRE(tp->kernels.len == 1 && tp->kernels.data[0]->post.len == 1);
-  tp->kernels.data[0]->post.data[0]->ext[0] = 3; /* not what tl.arange accepts */
+  REQUIRE(tp->kernels.len == 1 && tp->kernels.data[0]->body.len == 1);
+  tp->kernels.data[0]->body.data[0]->ext[0] = 3; /* not what tl.arange accepts */
   bool ok;
   char err[256] = "";
   char *m = emit_str(tp, TARGET_TRITON, &ok, err, sizeof err);
