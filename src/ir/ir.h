@@ -5,9 +5,9 @@
  * dimension keeps its symbolic name beside its size (`N=4096`, `H*D=2048`),
  * because the hyperparameter tools need to know which dimensions grow.  Nodes
  * are hash-consed: building an op whose kind, attributes and operands equal
- * an existing node's returns that node, so equal subterms are one node.  The
- * builder (graph.c) is the one place that knows each op's shape rule; it
- * reports a mismatch as a user error at the operator, with both shapes.
+ * an existing node's returns that node, so equal subterms are one node.  Each
+ * op's shape rule is stated once (op_result, shape.c); the builders (graph.c)
+ * report a mismatch as a user error at the operator, with both shapes.
  * Elements are real (float64 in the interpreter, a storage dtype on the GPU),
  * integer (Index, iota) or boolean (comparisons).
  */
@@ -92,7 +92,30 @@ typedef struct Graph {
 
 Graph *graph_new(Ctx *c);
 
-/* Shapes */
+/* The attributes of an op application as op_result reads them; which apply
+   depends on the op (OpInfo.attrs).  axis may be negative (from the end);
+   perm has nperm entries; shape is the requested shape of INPUT, IOTA (rank
+   1: the length) and RESHAPE; kind is the element kind of INPUT and CONST. */
+typedef struct NodeAttrs {
+  double value;
+  int axis;
+  int perm[TS_MAX_RANK], nperm;
+  int64_t lo, hi;
+  Shape shape;
+  ElemKind kind;
+} NodeAttrs;
+
+/* Shapes and the op rules (shape.c) */
+/* The shape and element kind op gives operands of these shapes and kinds
+   with these attributes (in and kin have nin entries).  False with a
+   one-line reason in why (the user-facing message, no position: callers
+   report it).  The one statement of every op's rule: the builders, the
+   invariant checker and the e-graph all use it. */
+bool op_result(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKind *kin, int nin, Shape *out,
+               ElemKind *kout, char *why, size_t whylen);
+NodeAttrs node_attrs(const Node *n);        /* the attributes of a built node */
+int axis_norm(int axis, int rank);          /* axis in 0..rank-1, or -1 if out of range */
+const char *elem_kind_name(ElemKind k);     /* "real", "integer", "boolean" */
 int64_t shape_numel(const Shape *s);        /* product; errors are checked at build */
 bool shape_equal(const Shape *a, const Shape *b); /* sizes only */
 /* Write "[B=4, N=4096, 128]" into buf; returns buf. */
