@@ -55,11 +55,6 @@ static SExpr *MUL(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_MUL, x,
 static SExpr *LT(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_LT, x, y); }
 static SExpr *AND(Lower *L, SExpr *x, SExpr *y) { return sx_idx(L->a, IX_AND, x, y); }
 
-/* x clamped into [0, n) */
-static SExpr *clamp_index(Lower *L, SExpr *x, int64_t n) {
-  return sx_idx(L->a, IX_MIN, sx_idx(L->a, IX_MAX, x, I(L, 0)), I(L, n > 0 ? n - 1 : 0));
-}
-
 static bool materialized(const Lower *L, const Node *n) {
   if (n == L->g->output) return true;
   switch (op_info[n->op].cls) {
@@ -77,124 +72,20 @@ static bool materialized(const Lower *L, const Node *n) {
   return true;
 }
 
-/* Split a flat row-major position over dims d[0..r) into r indices. */
 static void unflatten(Lower *L, SExpr *flat, const Shape *s, int r, SExpr **out) {
-  int64_t stride = 1;
-  for (int d = r - 1; d >= 0; d--) {
-    int64_t n = s->d[d].n;
-    if (n == 1) out[d] = I(L, 0);
-    else {
-      SExpr *q = stride == 1 ? flat : sx_idx(L->a, IX_DIV, flat, I(L, stride));
-      out[d] = d == 0 ? q : sx_idx(L->a, IX_MOD, q, I(L, n));
-    }
-    stride *= n ? n : 1;
-  }
+  tile_unflatten(L->a, flat, s, r, out);
 }
 
-/* The index into an operand of shape `op` from the index `idx` of a result
-   of shape `out` it broadcasts to (trailing dimensions aligned). */
 static void broadcast_index(Lower *L, const Shape *op, const Shape *out, SExpr **idx, SExpr **res) {
-  int off = out->rank - op->rank;
-  for (int d = 0; d < op->rank; d++) res[d] = op->d[d].n == 1 ? I(L, 0) : idx[d + off];
-  (void)L;
+  tile_broadcast_index(op, out, idx, res, L->a);
 }
 
-static void cover(Lower *L, const Node *n) {
-  for (int i = 0; i < L->k->covers.len; i++)
-    if (L->k->covers.data[i] == n) return;
-  vec_push(L->a, &L->k->covers, n);
-}
+static void cover(Lower *L, const Node *n) { tile_cover(L->a, L->k, n); }
 
-static SExpr *pointwise(Lower *L, const Node *n, SExpr **idx, bool top);
-
-static SExpr *operand(Lower *L, const Node *n, int k, SExpr **idx) {
-  SExpr *sub[TS_MAX_RANK];
-  broadcast_index(L, &n->in[k]->shape, &n->shape, idx, sub);
-  return pointwise(L, n->in[k], sub, false);
-}
-
-/* The value of node n at index idx, as an expression over loads of
-   materialized tensors.  top: expand n itself even if it is materialized
-   (it is the node the kernel computes). */
+/* The value of node n at index idx (pointwise.c); top: expand n itself. */
 static SExpr *pointwise(Lower *L, const Node *n, SExpr **idx, bool top) {
-  TBuf *buf = L->tp->of_node[n->id];
-  if (buf && !top) return sx_load(L->a, buf, idx, n->shape.rank);
-  cover(L, n);
-  SExpr *args[3], *sub[TS_MAX_RANK];
-  switch (op_info[n->op].cls) {
-  case OPC_LEAF:
-    if (n->op == OP_INPUT) return sx_load(L->a, buf, idx, n->shape.rank);
-    if (n->op == OP_IOTA) return idx[0];
-    return n->kind == EK_INT ? sx_int(L->a, (int64_t)n->value) : sx_real(L->a, n->value);
-  case OPC_UNARY:
-  case OPC_BINARY:
-  case OPC_COMPARE:
-  case OPC_SELECT:
-    for (int k = 0; k < n->nin; k++) args[k] = operand(L, n, k, idx);
-    return sx_op(L->a, n->op, n->kind, args, n->nin);
-  case OPC_LAYOUT: {
-    const Node *x = n->in[0];
-    if (n->op == OP_PERMUTE) {
-      for (int d = 0; d < n->shape.rank; d++) sub[n->perm[d]] = idx[d];
-    } else if (n->op == OP_RESHAPE) {
-      SExpr *flat = I(L, 0);
-      int64_t stride = 1;
-      for (int d = n->shape.rank - 1; d >= 0; d--) {
-        flat = ADD(L, flat, MUL(L, idx[d], I(L, stride)));
-        stride *= n->shape.d[d].n;
-      }
-      unflatten(L, flat, &x->shape, x->shape.rank, sub);
-    } else { /* OP_SLICE */
-      memcpy(sub, idx, sizeof(SExpr *) * (size_t)n->shape.rank);
-      sub[n->axis] = ADD(L, idx[n->axis], I(L, n->lo));
-    }
-    return pointwise(L, x, sub, false);
-  }
-  case OPC_CONCAT: {
-    /* select(i < n0, x0[i], select(i < n0 + n1, x1[i - n0], ...)), each
-       index clamped into its operand */
-    int ax = n->axis;
-    int64_t off = 0;
-    SExpr *parts[64];
-    int np = n->nin < 64 ? n->nin : 64;
-    for (int k = 0; k < np; k++) {
-      const Node *x = n->in[k];
-      memcpy(sub, idx, sizeof(SExpr *) * (size_t)n->shape.rank);
-      sub[ax] = clamp_index(L, sx_idx(L->a, IX_SUB, idx[ax], I(L, off)), x->shape.d[ax].n);
-      parts[k] = pointwise(L, x, sub, false);
-      off += x->shape.d[ax].n;
-    }
-    SExpr *e = parts[np - 1];
-    off = 0;
-    for (int k = 0; k < np - 1; k++) off += n->in[k]->shape.d[ax].n;
-    for (int k = np - 2; k >= 0; k--) {
-      off -= n->in[k + 1]->shape.d[ax].n;
-      int64_t end = 0;
-      for (int m = 0; m <= k; m++) end += n->in[m]->shape.d[ax].n;
-      args[0] = LT(L, idx[ax], I(L, end));
-      args[1] = parts[k];
-      args[2] = e;
-      e = sx_op(L->a, OP_SELECT, n->kind, args, 3);
-    }
-    return e;
-  }
-  case OPC_GATHER: {
-    const Node *x = n->in[0], *ix = n->in[1];
-    SExpr *isub[TS_MAX_RANK];
-    broadcast_index(L, &ix->shape, &n->shape, idx, isub);
-    SExpr *where = pointwise(L, ix, isub, false);
-    /* x's index: the result index broadcast to x, the gathered axis replaced */
-    Shape xs = x->shape;
-    for (int d = 0; d < xs.rank; d++) sub[d] = xs.d[d].n == 1 ? I(L, 0) : idx[d];
-    sub[n->axis] = clamp_index(L, where, xs.d[n->axis].n);
-    return pointwise(L, x, sub, false);
-  }
-  case OPC_REDUCE:
-  case OPC_MATMUL: break;
-  }
-  /* reductions and products are always materialized; reaching here is a bug */
-  fprintf(stderr, "tilesmith: internal error: cannot inline %s\n", op_info[n->op].name);
-  abort();
+  Pw p = {.a = L->a, .tp = L->tp, .k = L->k};
+  return tile_pointwise(&p, n, idx, top);
 }
 
 static Kernel *new_kernel(Lower *L, const Node *n, KernelKind kind) {

@@ -209,6 +209,32 @@ bool stmt_uses_var(const Stmt *s, TVar v);
 /* Does the kernel have a statement of this kind anywhere? */
 bool kernel_has(const Kernel *k, StmtKind kind);
 
+/* A node's value at an index as an expression (pointwise.c): elementwise
+   ops inlined, layout ops and gathers turned into index arithmetic, loads
+   of the program's global tensors (tp->of_node) where the walk reaches
+   one.  hook (may be NULL) is asked first at every node reached and may
+   return an expression that stands for it (a tile read, a substitute);
+   top: expand n itself even if it has a global tensor.  Expanded nodes are
+   recorded in k->covers (k may be NULL). */
+typedef struct Pw Pw;
+struct Pw {
+  Arena *a;
+  TileProgram *tp;
+  Kernel *k;
+  SExpr *(*hook)(Pw *p, const Node *n, SExpr **idx, bool top);
+  void *ud;             /* the hook's own state */
+};
+SExpr *tile_pointwise(Pw *p, const Node *n, SExpr **idx, bool top);
+/* x clamped into [0, n). */
+SExpr *tile_clamp_index(Arena *a, SExpr *x, int64_t n);
+/* Split a flat row-major position over dims s->d[0..r) into r indices. */
+void tile_unflatten(Arena *a, SExpr *flat, const Shape *s, int r, SExpr **out);
+/* The index into an operand of shape op from the index idx of a result of
+   shape out it broadcasts to (trailing dimensions aligned). */
+void tile_broadcast_index(const Shape *op, const Shape *out, SExpr **idx, SExpr **res, Arena *a);
+/* Record n in k->covers once (k may be NULL). */
+void tile_cover(Arena *a, Kernel *k, const Node *n);
+
 /* Print a tile program (tprint.c), as `tilesmith tiles` shows it. */
 void tile_print(FILE *out, const TileProgram *tp);
 /* The spelling of an integer op: + - * // % min max < and. */
