@@ -293,7 +293,9 @@ def run_case(case, args, rows):
             except Exception as e:  # a target missing on this machine
                 row["results"][target] = {"error": "import: %s" % e}
                 continue
-            takes_out = "out" in inspect.signature(mod.run).parameters
+            # a keyword-only out=, not an input the Lean source happens to call `out`
+            params = inspect.signature(mod.run).parameters
+            takes_out = "out" in params and params["out"].kind == inspect.Parameter.KEYWORD_ONLY
             out_bytes = ref.numel() * 4
             try:
                 if takes_out:
@@ -450,10 +452,14 @@ SELF_TEST = [
 def self_test(tool):
     """On the CPU: the harness's textbook PyTorch and its library kernels agree
     with tilesmith's graph (evaluated in PyTorch) on small instances, so the
-    GPU run checks the emitted kernels against the right functions."""
+    GPU run checks the emitted kernels against the right functions; and the
+    inputs it makes are what each emitted run() takes (run() refuses them
+    only for being on the CPU: its device check comes after all others)."""
     import subprocess
+    import tempfile
     passed = failed = 0
     torch.manual_seed(0)
+    tmp = tempfile.TemporaryDirectory(prefix="harness-selftest-")
     for path, name, sizes, kw in SELF_TEST:
         g = json.loads(subprocess.run([tool, "graph", path, "--entry", name, "--size", sizes, "--format", "json"],
                                       check=True, capture_output=True, text=True).stdout)
@@ -468,6 +474,21 @@ def self_test(tool):
             passed += ok
             failed += not ok
             print("%s %-24s %-8s vs graph: rel %.1e" % ("ok  " if ok else "FAIL", name, what, err))
+        module = os.path.join(tmp.name, "selftest_%s.py" % name)
+        subprocess.run([tool, "opt", path, "--entry", name, "--size", sizes, "--dtype", "bf16", "--target", "triton",
+                        "-o", module], check=True, capture_output=True)
+        try:
+            load_module(module).run(*make_inputs(g, DTYPES["bf16"], device="cpu"))
+            why = "run() took CPU tensors"
+        except ValueError as e:
+            why = "" if "CUDA device" in str(e) else "%s" % e
+        except Exception as e:
+            why = "%s: %s" % (type(e).__name__, e)
+        passed += not why
+        failed += bool(why)
+        print("%s %-24s inputs are what run() takes%s" % ("ok  " if not why else "FAIL", name,
+                                                           ": " + why if why else ""))
+    tmp.cleanup()
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

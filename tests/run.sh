@@ -40,6 +40,8 @@ suite emit "$py" tests/emit/check_emitted.py ./tilesmith --compile-all ${REQUIRE
 if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite toolchain "$py" tools/toolchain/validate_example.py
   suite harness "$py" bench/gpu_harness.py --self-test ./tilesmith
+  # run()'s argument checks and parameter names (torch on the CPU, no GPU)
+  suite run-args "$py" tests/emit/check_run_args.py ./tilesmith
 fi
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith

@@ -323,6 +323,18 @@ static void check_fn(Emit *e) {
               e->pre, e->pre, e->pre);
 }
 
+/* The body of fn (run or reference): check the arguments, then call the
+   inside function, which takes them by the module's internal names; then
+   the head of that function, whose body the caller writes. */
+static void check_then_inside(Emit *e, const char *fn, bool strict) {
+  emit_printf(e, "    return %s%s(*%scheck(\"%s\", (", e->pre, fn, e->pre, fn);
+  input_names(e, false);
+  emit_printf(e, "%s)%s))\n\n\n", e->tp->g->ninputs == 1 ? "," : "", strict ? "" : ", strict=False");
+  emit_printf(e, "def %s%s(", e->pre, fn);
+  input_names(e, true);
+  emit_printf(e, "):\n    \"\"\"%s() once its arguments are checked, in the module's names for them.\"\"\"\n", fn);
+}
+
 static void run_fn(Emit *e) {
   const TileProgram *tp = e->tp;
   const Graph *g = tp->g;
@@ -353,12 +365,8 @@ static void run_fn(Emit *e) {
     emit_printf(e, "\n    A Lean name that is not a Python identifier is spelled in ASCII: ' ! ? as\n"
                    "    _prime _bang _qmark, subscripts as their digit or letter (W₁ as W1), Greek\n"
                    "    letters by name, other letters as _uXXXX; a Python keyword gains a _.\n");
-  emit_printf(e, "    \"\"\"\n    return %srun(*%scheck(\"run\", (", e->pre, e->pre);
-  input_names(e, false);
-  emit_printf(e, "%s)))\n\n\n", g->ninputs == 1 ? "," : "");
-  emit_printf(e, "def %srun(", e->pre);
-  input_names(e, true);
-  emit_printf(e, "):\n    \"\"\"run() once its arguments are checked, in the kernels' names for them.\"\"\"\n");
+  emit_printf(e, "    \"\"\"\n");
+  check_then_inside(e, "run", true);
   emit_printf(e, "    dev = torch.device(\"cuda\")\n");
   for (int i = 0; i < g->ninputs; i++) {
     const TBuf *b = tp->of_node[g->inputs[i]->id];
@@ -514,12 +522,7 @@ static void reference_fn(Emit *e) {
   emit_printf(e, "):\n    \"\"\"The entry in plain PyTorch, float32 (int64 for indices), one statement per\n"
                  "    node of tilesmith's graph; returns float32.  Takes run()'s arguments by the\n"
                  "    same names, checked for type and shape only (any dtype, any device).\"\"\"\n");
-  emit_printf(e, "    return %sreference(*%scheck(\"reference\", (", e->pre, e->pre);
-  input_names(e, false);
-  emit_printf(e, "%s), strict=False))\n\n\n", g->ninputs == 1 ? "," : "");
-  emit_printf(e, "def %sreference(", e->pre);
-  input_names(e, true);
-  emit_printf(e, "):\n    \"\"\"reference() once its arguments are checked, in the module's names for them.\"\"\"\n");
+  check_then_inside(e, "reference", false);
   emit_printf(e, "    dev = torch.device(\"cuda\") if torch.cuda.is_available() else torch.device(\"cpu\")\n");
   for (int i = 0; i < g->nnodes; i++) ref_node(e, g->nodes[i]);
   emit_printf(e, "    return v%d.to(torch.float32)\n\n\n", g->output->id);

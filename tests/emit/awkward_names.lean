@@ -1,0 +1,11 @@
+import Tilesmith
+open Tilesmith
+
+/-- Parameter names that are not Python identifiers (`x'`, `W₁`, `α`), a
+Python keyword (`pass`), names the emitted kernels use (`torch`, `i`, `k`)
+and a name that starts like the module's own helpers (`_ts_check`): run()
+must keep or spell each one as tests/emit/check_run_args.py expects. -/
+def awkwardNames (x' : Tensor [4, 8]) (pass : Tensor [4, 8]) (W₁ : Param [8, 6]) (torch : Tensor [4, 8])
+    (i : Tensor [4, 8]) (k : Tensor [1, 8]) (α : Tensor [4, 1]) (_ts_check : Tensor [6])
+    (t : Index [4]) : Tensor [1, 1] :=
+  crossEntropy (((x' + pass * torch - i) * k + α) ⬝ W₁ + _ts_check) t
