@@ -15,11 +15,13 @@
 
 #define P(n) {.name = n}
 
-static Value *fire_unary(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_unary(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   return do_unary(E, b->op, a[0], call);
 }
 
-static Value *fire_binary(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_binary(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   return do_binary(E, b->op, b->name, a[0], a[1], call);
 }
 
@@ -35,21 +37,25 @@ static int dim_arg(Elab *E, Value *v) {
   return (int)d;
 }
 
-static Value *fire_reduce(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_reduce(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *x = tensor_arg(E, b, a[0], call);
   return val_tensor(E, ir_reduce(elab_graph(E), b->op, x, dim_arg(E, a[1]), call), call);
 }
 
-static Value *fire_matmul(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_matmul(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   (void)b;
   return do_binary(E, OP_MATMUL, "⬝", a[0], a[1], call);
 }
 
-static Value *fire_transpose(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_transpose(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   return val_tensor(E, ir_transpose(elab_graph(E), tensor_arg(E, b, a[0], call), call), call);
 }
 
-static Value *fire_permute(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_permute(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *x = tensor_arg(E, b, a[0], call);
   int n;
   Value **items = want_list(E, a[1], "the permutation of 'permute'", &n);
@@ -64,7 +70,8 @@ static Value *fire_permute(Elab *E, const Builtin *b, Value **a, Pos call) {
   return val_tensor(E, ir_permute(elab_graph(E), x, perm, n, call), call);
 }
 
-static Value *fire_reshape(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_reshape(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *x = tensor_arg(E, b, a[0], call);
   int n;
   Value **items = want_list(E, a[1], "the dimensions of 'reshape'", &n);
@@ -95,7 +102,8 @@ static Value *fire_reshape(Elab *E, const Builtin *b, Value **a, Pos call) {
   return val_tensor(E, ir_reshape(elab_graph(E), x, &s, call), call);
 }
 
-static Value *fire_concat(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_concat(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   int n;
   Value **items = want_list(E, a[0], "the first argument of 'concat'", &n);
   Node **xs = arena_alloc(elab_ctx(E)->arena, sizeof(Node *) * (size_t)(n ? n : 1));
@@ -103,25 +111,29 @@ static Value *fire_concat(Elab *E, const Builtin *b, Value **a, Pos call) {
   return val_tensor(E, ir_concat(elab_graph(E), xs, n, dim_arg(E, a[1]), call), call);
 }
 
-static Value *fire_slice(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_slice(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *x = tensor_arg(E, b, a[0], call);
   int64_t lo = want_int(E, a[1], "the start of 'slice'"), hi = want_int(E, a[2], "the end of 'slice'");
   return val_tensor(E, ir_slice(elab_graph(E), x, dim_arg(E, a[3]), lo, hi, call), call);
 }
 
-static Value *fire_gather(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_gather(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *x = tensor_arg(E, b, a[0], call);
   Node *idx = as_node(E, a[1], true, "gather", call);
   return val_tensor(E, ir_gather(elab_graph(E), x, idx, dim_arg(E, a[2]), call), call);
 }
 
-static Value *fire_iota(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_iota(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   (void)b;
   int64_t n = want_int(E, a[0], "the size of 'iota'");
   return val_tensor(E, ir_iota(elab_graph(E), n, value_sym(a[0]), call), call);
 }
 
-static Value *fire_select(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_select(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *c = tensor_arg(E, b, a[0], call);
   bool ints = a[1]->kind == V_TENSOR && a[1]->node && a[1]->node->kind == EK_INT &&
               a[2]->kind == V_TENSOR && a[2]->node && a[2]->node->kind == EK_INT;
@@ -129,7 +141,8 @@ static Value *fire_select(Elab *E, const Builtin *b, Value **a, Pos call) {
   return val_tensor(E, ir_select(elab_graph(E), c, x, y, call), call);
 }
 
-static Value *fire_size(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_size(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   Node *x = tensor_arg(E, b, a[0], call);
   int d = dim_arg(E, a[1]), r = x->shape.rank;
   int ax = d < 0 ? d + r : d;
@@ -138,19 +151,55 @@ static Value *fire_size(Elab *E, const Builtin *b, Value **a, Pos call) {
   return val_int(E, x->shape.d[ax].n, x->shape.d[ax].sym, false, call);
 }
 
-static Value *fire_layers(Elab *E, const Builtin *b, Value **a, Pos call) {
+/* `layers n init f`: f takes the layer index and the carried value.  A
+   step that takes one parameter but returns a function (fun l => fun h =>
+   ...) is applied to the index, then to the value. */
+void layers_check_step(Ctx *c, Pos at, const Callee *k) {
+  int least, most;
+  callee_arity(k, &least, &most);
+  if ((most >= 2 || k->returns_fun) && least <= 2) return;
+  const char *who = strcmp(k->name, "fun") ? arena_printf(c->arena, "'%s'", k->name) : "this 'fun'";
+  int n = least > 2 ? least : most;
+  ts_error(c, at, "'layers' passes its function two arguments, the layer index and the carried value, "
+           "but %s %s %d parameter%s (%s): write 'fun l h => …'", who, least > 2 ? "needs" : "takes", n,
+           n == 1 ? "" : "s", callee_param_names(c->arena, k));
+}
+
+static Value *fire_layers(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
   (void)b;
-  int64_t n = want_int(E, a[0], "the number of layers");
-  if (n < 0) ts_error(elab_ctx(E), a[0]->pos, "the number of layers must be a Nat, not %lld", (long long)n);
-  if (!value_is_fun(a[2]))
-    ts_error(elab_ctx(E), a[2]->pos, "the last argument of 'layers' must be a function (fun l h => ...), "
-             "but this is %s", value_kind_name(a[2]));
+  Ctx *c = elab_ctx(E);
+  if (a[0]->kind != V_INT || a[0]->i < 0)
+    ts_error(c, ap[0], "the number of layers (the first argument of 'layers n init (fun l h => …)') must be a "
+             "Nat, but this is %s", a[0]->kind == V_INT ? arena_printf(c->arena, "%lld", (long long)a[0]->i)
+                                                         : value_kind_name(a[0]));
+  Value *f = a[2];
+  if (!value_is_fun(f))
+    ts_error(c, ap[2], "the last argument of 'layers' must be a function (fun l h => …), but this is %s%s",
+             value_kind_name(f), value_is_fun(a[1]) ? "; the function comes last: layers n init (fun l h => …)" : "");
+  Callee k = value_callee(f);
+  Pos at = f->fk == FN_LAMBDA ? f->pos : ap[2];
+  layers_check_step(c, at, &k);
+  int least, most;
+  callee_arity(&k, &least, &most);
   Value *acc = a[1];
-  for (int64_t i = 0; i < n; i++) acc = elab_apply2(E, a[2], val_int(E, i, NULL, false, call), acc, call);
+  for (int64_t i = 0; i < a[0]->i; i++) {
+    Value *l = val_int(E, i, NULL, false, call);
+    if (most >= 2) {
+      acc = elab_apply2(E, f, l, acc, call);
+      continue;
+    }
+    Value *g = elab_apply1(E, f, l, call);
+    if (!value_is_fun(g)) {
+      k.returns_fun = false; /* now known */
+      layers_check_step(c, at, &k);
+    }
+    acc = elab_apply1(E, g, acc, call);
+  }
   return acc;
 }
 
-static Value *fire_inf(Elab *E, const Builtin *b, Value **a, Pos call) {
+static Value *fire_inf(Elab *E, const Builtin *b, Value **a, const Pos *ap, Pos call) {
+  (void)ap;
   (void)a;
   return val_float(E, b->deflt[0] > 0 ? INFINITY : -INFINITY, call);
 }
@@ -180,6 +229,8 @@ const Builtin builtins[] = {
     {"neginf", 0, {{0}}, {0}, {-1}, OP_CONST, fire_inf},
 };
 const int builtin_count = (int)(sizeof builtins / sizeof builtins[0]);
+
+bool builtin_is_fold(const Builtin *b) { return b->fire == fire_layers; }
 
 const Builtin *builtin_find(const char *name) {
   for (int i = 0; i < builtin_count; i++)

@@ -15,7 +15,9 @@
  * the graph, so folding never changes what the program computes.
  *
  * Names resolve as in Lean: local bindings, then declarations that come
- * earlier in the file (so there is no recursion), then builtins.  Each call of
+ * earlier in the file (so there is no recursion), then builtins; the rule
+ * and its errors are resolve.c's, which has already checked every name of
+ * the program when it was loaded.  Each call of
  * a declaration pushes an expansion frame, so errors inside the prelude also
  * point at the user's call.  A step budget and a depth limit bound the work,
  * so self-application and huge folds end with an error, never a hang.
@@ -27,12 +29,6 @@
 #include "value.h"
 
 /* ---- values ---- */
-
-struct Env {
-  const char *name;
-  Value *val;        /* NULL: an implicit parameter not inferred yet */
-  Env *next;
-};
 
 struct Elab {
   Ctx *c;
@@ -80,12 +76,6 @@ static Env *env_bind(Elab *E, Env *env, const char *name, Value *v) {
   e->val = v;
   e->next = env;
   return e;
-}
-
-static Env *env_find(Env *env, const char *name) {
-  for (; env; env = env->next)
-    if (strcmp(env->name, name) == 0) return env;
-  return NULL;
 }
 
 const char *value_kind_name(const Value *v) {
@@ -376,8 +366,7 @@ static void unify_shape(Elab *E, const TypeAst *t, const Shape *s, Env *env, int
                         const Subject *what, Pos p) {
   if (t->shapevar) {
     Env *e = env_find(env, t->shapevar);
-    if (!e) ts_error(E->c, t->pos, "unknown shape variable '%s'; declare it as {%s : Shape}", t->shapevar,
-                     t->shapevar);
+    if (!e) name_unknown_shape(E->c, t->shapevar_pos.file ? t->shapevar_pos : t->pos, t->shapevar, env);
     if (!e->val) {
       Value *l = new_value(E, V_LIST, p);
       l->n = s->rank;
@@ -454,27 +443,6 @@ static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scop
 
 /* ---- names ---- */
 
-static void consider(const char *name, const char *cand, const char **best, int *bestd) {
-  int d = edit_distance(name, cand, *bestd);
-  if (d < *bestd || (d == *bestd && !*best)) {
-    *best = cand;
-    *bestd = d;
-  }
-}
-
-/* The known name nearest to `name`, or NULL if none is close. */
-static const char *suggest(Elab *E, const char *name, Env *env, int scope) {
-  const char *best = NULL;
-  int len = (int)strlen(name);
-  int bestd = len <= 2 ? 0 : len / 4 + 1; /* short names suggest little */
-  if (bestd > 3) bestd = 3;
-  if (bestd == 0) return NULL;
-  for (Env *e = env; e; e = e->next) consider(name, e->name, &best, &bestd);
-  for (int i = 0; i < scope && i < E->prog->ndecls; i++) consider(name, E->prog->decls[i]->name, &best, &bestd);
-  for (int i = 0; i < builtin_count; i++) consider(name, builtins[i].name, &best, &bestd);
-  return best;
-}
-
 static const Decl *find_decl(const Program *prog, const char *name, int scope, int *index) {
   return program_lookup(prog, name, scope, index);
 }
@@ -515,52 +483,31 @@ static Value *eval_const_decl(Elab *E, const Decl *d, int index, Pos call, bool 
 }
 
 static Value *lookup(Elab *E, const Ast *a, Env *env, int scope) {
-  const char *name = a->name;
-  const char *dot = strchr(a->name, '.');
-  if (dot) {
-    char head[128];
-    snprintf(head, sizeof head, "%.*s", (int)(dot - a->name < 127 ? dot - a->name : 127), a->name);
-    if (env_find(env, head))
-      ts_error(E->c, a->pos, "'%s': projection notation is not part of the tilesmith subset; write "
-               "'%s %s'", a->name, strrchr(a->name, '.') + 1, head);
+  name_check_projection(E->c, a->pos, a->name, env);
+  Name n = name_resolve(E->prog, a->name, env, scope);
+  switch (n.kind) {
+  case NAME_LOCAL:
+    if (!n.local->val)
+      ts_error(E->c, a->pos, "'%s' is an implicit parameter that is only known once the arguments "
+               "are matched; it cannot be used in a default value", a->name);
+    return n.local->val;
+  case NAME_DECL: {
+    if (n.decl->nparams == 0) return eval_const_decl(E, n.decl, n.index, a->pos, true);
+    Value *f = fn_value(E, FN_DECL, a->pos);
+    f->decl = n.decl;
+    f->decl_index = n.index;
+    return f;
   }
-  for (int pass = 0; pass < 2; pass++) {
-    Env *e = env_find(env, name);
-    if (e) {
-      if (!e->val)
-        ts_error(E->c, a->pos, "'%s' is an implicit parameter that is only known once the arguments "
-                 "are matched; it cannot be used in a default value", name);
-      return e->val;
-    }
-    int index;
-    const Decl *d = find_decl(E->prog, name, scope, &index);
-    if (d) {
-      if (d->nparams == 0) return eval_const_decl(E, d, index, a->pos, true);
-      Value *f = fn_value(E, FN_DECL, a->pos);
-      f->decl = d;
-      f->decl_index = index;
-      return f;
-    }
-    const Builtin *b = builtin_find(name);
-    if (b) {
-      if (b->nparams == 0) return b->fire(E, b, NULL, a->pos);
-      Value *f = fn_value(E, FN_BUILTIN, a->pos);
-      f->bi = b;
-      return f;
-    }
-    /* a qualified name: try its last component (Tilesmith.softmax) */
-    const char *last = strrchr(name, '.');
-    if (!last || !last[1]) break;
-    name = last + 1;
+  case NAME_BUILTIN: {
+    const Builtin *b = n.builtin;
+    if (b->nparams == 0) return b->fire(E, b, NULL, NULL, a->pos);
+    Value *f = fn_value(E, FN_BUILTIN, a->pos);
+    f->bi = b;
+    return f;
   }
-  int later;
-  const Decl *d = find_decl(E->prog, a->name, E->prog->ndecls, &later);
-  if (d && later >= scope)
-    ts_error(E->c, a->pos, "'%s' is not defined yet here: a definition may use only the definitions "
-             "before it (so none can call itself)", a->name);
-  const char *s = suggest(E, a->name, env, scope);
-  if (s) ts_error(E->c, a->pos, "unknown name '%s'; did you mean '%s'?", a->name, s);
-  ts_error(E->c, a->pos, "unknown name '%s'", a->name);
+  case NAME_NONE: break;
+  }
+  name_unknown(E->c, E->prog, a->pos, a->name, env, scope);
 }
 
 /* ---- application ---- */
@@ -574,8 +521,8 @@ static Value *fire(Elab *E, Value *f, Pos call, bool frame) {
   const char *fname = fn_name(f);
   if (f->fk == FN_BUILTIN) {
     for (int i = 0; i < np; i++)
-      if (!f->bound[i]) f->bound[i] = val_int(E, f->bi->deflt[i], NULL, true, call);
-    return f->bi->fire(E, f->bi, f->bound, call);
+      if (!f->bound[i]) f->bound[i] = val_int(E, f->bi->deflt[i], NULL, true, call), f->bound_pos[i] = call;
+    return f->bi->fire(E, f->bi, f->bound, f->bound_pos, call);
   }
   int scope = f->decl_index;
   Env *env = f->fk == FN_LAMBDA ? f->env : NULL;
@@ -659,23 +606,12 @@ static Value *apply(Elab *E, Value *fn, Value **args, Pos *argpos, int nargs, co
   Value *f = copy_fn(E, fn);
   int np;
   const Binder *ps = fn_params(f, &np);
-  const char *fname = fn_name(f);
+  Callee callee = value_callee(fn);
   /* named arguments */
   for (int k = 0; k < nargs; k++) {
     if (!names || !names[k]) continue;
-    int i = 0;
-    while (i < np && strcmp(ps[i].name, names[k]) != 0) i++;
-    if (i == np) {
-      const char *best = NULL;
-      int bd = 3;
-      for (int j = 0; j < np; j++) {
-        int d = edit_distance(names[k], ps[j].name, bd);
-        if (d < bd) bd = d, best = ps[j].name;
-      }
-      if (best) ts_error(E->c, argpos[k], "'%s' has no parameter named '%s'; did you mean '%s'?", fname, names[k], best);
-      ts_error(E->c, argpos[k], "'%s' has no parameter named '%s'", fname, names[k]);
-    }
-    if (f->bound[i]) ts_error(E->c, argpos[k], "parameter '%s' of '%s' is given twice", names[k], fname);
+    int i = callee_param(E->c, argpos[k], &callee, names[k]);
+    if (f->bound[i]) callee_given_twice(E->c, argpos[k], &callee, names[k]);
     f->bound[i] = args[k];
     f->bound_pos[i] = argpos[k];
   }
@@ -689,9 +625,10 @@ static Value *apply(Elab *E, Value *fn, Value **args, Pos *argpos, int nargs, co
       Value *r = fire(E, f, call, true);
       int rest = 0;
       for (int j = k; j < nargs; j++) rest += !(names && names[j]);
-      if (r->kind != V_FUN)
-        ts_error(E->c, argpos[k], "too many arguments: '%s' takes %d explicit parameter%s and returns %s",
-                 fname, np, np == 1 ? "" : "s", value_kind_name(r));
+      if (r->kind != V_FUN) {
+        callee.bound = NULL; /* count every explicit parameter */
+        callee_too_many(E->c, argpos[k], &callee, value_kind_name(r));
+      }
       Value **ra = arena_alloc(E->c->arena, sizeof(Value *) * (size_t)rest);
       Pos *rp = arena_alloc(E->c->arena, sizeof(Pos) * (size_t)rest);
       int m = 0;
@@ -708,10 +645,26 @@ static Value *apply(Elab *E, Value *fn, Value **args, Pos *argpos, int nargs, co
   return f;
 }
 
+Value *elab_apply1(Elab *E, Value *fn, Value *a, Pos call) {
+  Pos pos = a->pos;
+  return apply(E, fn, &a, &pos, 1, NULL, call);
+}
+
 Value *elab_apply2(Elab *E, Value *fn, Value *a, Value *b, Pos call) {
   Value *args[2] = {a, b};
   Pos pos[2] = {a->pos, b->pos};
   return apply(E, fn, args, pos, 2, NULL, call);
+}
+
+Callee value_callee(const Value *f) {
+  Callee k = {0};
+  switch (f->fk) {
+  case FN_DECL: k = callee_decl(f->decl); break;
+  case FN_BUILTIN: k = callee_builtin(f->bi); break;
+  case FN_LAMBDA: k = callee_lambda(f->lam); break;
+  }
+  k.bound = f->bound;
+  return k;
 }
 
 Graph *elab_graph(Elab *E) { return E->g; }
@@ -866,7 +819,7 @@ static Value *entry_value(Elab *E, const char *entry, const Decl **out) {
   int index;
   const Decl *d = find_decl(E->prog, entry, E->prog->ndecls, &index);
   if (!d) {
-    const char *s = suggest(E, entry, NULL, E->prog->ndecls);
+    const char *s = name_suggest(E->prog, entry, NULL, E->prog->ndecls);
     if (s) ts_fatal(E->c, "no definition named '%s'; did you mean '%s'?", entry, s);
     ts_fatal(E->c, "no definition named '%s'", entry);
   }

@@ -4,7 +4,10 @@
  * lex.c turns a file into tokens (UTF-8 aware: `⬝ ᵀ ≤ ≥ ≠ → λ`, subscript
  * digits in names, nested block comments).  parse.c is a recursive-descent
  * parser with the grammar rule above each function; it builds the AST below,
- * every node keeping the token it came from.  elab.c evaluates a chosen
+ * every node keeping the token it came from.  resolve.c checks, for every
+ * definition as soon as the file is loaded, that each name denotes
+ * something and that calls whose arity is known take no more arguments
+ * than they can, as Lean does when a definition is written.  elab.c evaluates a chosen
  * entry definition symbolically: definitions (the prelude's and the user's)
  * are inlined, `Nat` arithmetic is done at compile time, and every tensor
  * operation becomes a node of the graph IR, whose builder checks shapes.
@@ -70,6 +73,7 @@ struct TypeAst {
   Pos pos;
   Ast **dims; int ndims;   /* TY_TENSOR/PARAM/INDEX with a list of dimensions */
   const char *shapevar;    /* TY_TENSOR/PARAM/INDEX with a shape variable */
+  Pos shapevar_pos;
   TypeAst *elem;           /* TY_LIST */
   TypeAst *from, *to;      /* TY_ARROW */
 };
@@ -112,6 +116,7 @@ struct Ast {
   Ast **args; int nargs;   /* APP arguments, LIST items */
   const char **argnames;   /* APP: name for (name := e) arguments, else NULL */
   Binder *params; int nparams; /* FUN */
+  bool returns_value;      /* FUN: resolve.c found its body is never a function */
 };
 
 typedef struct Decl {
@@ -122,10 +127,16 @@ typedef struct Decl {
   TypeAst *ret;            /* NULL if not written */
   Ast *body;
   const SrcFile *file;
+  bool returns_value;      /* resolve.c found its result is never a function */
+  bool is_type;            /* resolve.c found its body is a type (abbrev Shape := List Nat):
+                              Lean's business, never evaluated, its body not resolved */
 } Decl;
 
 typedef struct Program {
   Decl **decls; int ndecls;
+  /* names of the types that skipped commands declare (structure, inductive,
+     class): a declaration whose body is one of them is a type */
+  const char **type_names; int ntype_names;
   /* name index (built by program_index): chains of declaration indices,
      latest first, so a lookup by name is one hash and a short walk */
   int *chain_head, *chain_next;
@@ -147,6 +158,11 @@ void program_index(Ctx *c, Program *prog);
 /* The latest declaration named `name` among the first `limit`, or NULL;
    *index receives its position. */
 const Decl *program_lookup(const Program *prog, const char *name, int limit, int *index);
+
+/* ---- resolution ---- */
+/* Check the names and static arities of every declaration (resolve.c);
+   errors unwind through c.  front_load does this after parsing. */
+void resolve_program(Ctx *c, Program *prog);
 
 /* ---- elaboration ---- */
 /* A binding from --size: NAME=VALUE. */
@@ -171,7 +187,8 @@ void elab_print_signature(FILE *out, const Graph *g, const char *entry);
 extern const char ts_prelude_text[];
 extern const size_t ts_prelude_len;
 
-/* Load the prelude and (optionally) a user file into prog. */
+/* Load the prelude and (optionally) a user file into prog, index it and
+   resolve every declaration's names. */
 void front_load(Ctx *c, Program *prog, const SrcFile *user);
 
 #endif

@@ -3,7 +3,9 @@
  *
  * The prelude (lean/Tilesmith.lean, embedded in the binary at build time)
  * is parsed first, so the user's declarations come after it and may use it,
- * exactly as a Lean file that imports Tilesmith may.
+ * exactly as a Lean file that imports Tilesmith may.  Then every
+ * declaration's names are resolved (resolve.c), so a misspelt name is an
+ * error for every command, whether or not its definition is elaborated.
  */
 #include <string.h>
 
@@ -44,4 +46,5 @@ void front_load(Ctx *c, Program *prog, const SrcFile *user) {
   parse_file(c, pre, prog);
   if (user) parse_file(c, user, prog);
   program_index(c, prog);
+  resolve_program(c, prog);
 }

@@ -55,6 +55,7 @@ typedef struct Parser {
   bool seen_command;       /* a command other than `import` was parsed */
   VEC(Scope) scopes;
   VEC(Decl *) decls;
+  VEC(const char *) type_names; /* declared by skipped structure/inductive/class */
   VEC(Walk) walk;          /* scratch stack of check_height */
 } Parser;
 
@@ -317,6 +318,7 @@ static TypeAst *parse_type1(Parser *P) {
         parse_dims(P, ty, s);
       } else if (u->kind == TK_IDENT && !u->bol) {
         ty->shapevar = u->text;
+        ty->shapevar_pos = u->pos;
         next(P);
       } else {
         fail(P, u, "expected the shape after '%s': '[d₀, d₁, …]' or a shape variable, found %s",
@@ -998,6 +1000,11 @@ static void parse_command(Parser *P) {
     return;
   }
   if ((t->kind == TK_KEYWORD && in_list(t->text, skipped_kws)) || is_punct(t, "#")) {
+    static const char *const type_kws[] = {"structure", "inductive", "class", NULL};
+    if (t->kind == TK_KEYWORD && in_list(t->text, type_kws)) {
+      const Token *name = peek(P, is_kw(peek(P, 1), "inductive") ? 2 : 1);
+      if (name->kind == TK_IDENT) vec_push(P->c->arena, &P->type_names, name->text);
+    }
     skip_command(P, col);
     return;
   }
@@ -1069,6 +1076,14 @@ void parse_file(Ctx *c, const SrcFile *f, Program *prog) {
   }
   while (tok(&P)->kind != TK_EOF) parse_command(&P);
   /* unclosed namespaces and sections at the end of a file are fine */
+  if (P.type_names.len > 0) {
+    int nt = prog->ntype_names + P.type_names.len;
+    const char **names = arena_alloc(c->arena, sizeof(char *) * (size_t)nt);
+    for (int k = 0; k < prog->ntype_names; k++) names[k] = prog->type_names[k];
+    for (int k = 0; k < P.type_names.len; k++) names[prog->ntype_names + k] = P.type_names.data[k];
+    prog->type_names = names;
+    prog->ntype_names = nt;
+  }
   if (P.decls.len == 0) return;
   int total = prog->ndecls + P.decls.len;
   Decl **all = arena_alloc(c->arena, sizeof(Decl *) * (size_t)total);

@@ -178,6 +178,36 @@ TEST(elab_layers_unroll_with_stacked_params) {
   EXPECT_ERROR("def m (W : Param [2, 3]) := W[2]", "m", NULL, "index 2 is out of range");
 }
 
+/* The checks of `layers` that need values: a step known only as a local,
+   a count or a function of the wrong kind, each reported where it is
+   written.  Curried steps and declarations are accepted. */
+TEST(elab_layers_misuse_is_reported_where_written) {
+  const char *two = "'layers' passes its function two arguments, the layer index and the carried value";
+  EXPECT_ERROR("def f (x : Tensor [2]) :=\n  let step h := h * 2\n  layers 2 x step", "f", NULL,
+               "t.lean:2:7: error: 'layers' passes its function two arguments");
+  EXPECT_ERROR("def f (x : Tensor [2]) :=\n  let g := fun a => a\n  let step := fun l => g\n  layers 2 x (fun h => step h h)",
+               "f", NULL, two);
+  EXPECT_ERROR("def f (x : Tensor [2]) := let s := fun l h c => h; layers 2 x s", "f", NULL,
+               "this 'fun' needs 3 parameters (l, h, c)");
+  EXPECT_ERROR("def f (x : Tensor [2]) :=\n  layers x 2 (fun l h => h)", "f", NULL,
+               "t.lean:2:10: error: the number of layers");
+  EXPECT_ERROR("def f (x y : Tensor [2]) :=\n  layers 2 x y", "f", NULL,
+               "t.lean:2:14: error: the last argument of 'layers' must be a function");
+  EXPECT_ERROR("def f (x : Tensor [2]) :=\n  layers 2 (fun l h => h) x", "f", NULL, "the function comes last");
+  /* a local fun given too many arguments is still caught when it runs */
+  EXPECT_ERROR("def f (x : Tensor [2]) := let g := fun a => a + 1; g x x", "f", NULL,
+               "too many arguments: 'fun' takes 1 explicit parameter (a) and returns a tensor");
+  Run r = compile("def f (x : Tensor [2]) :=\n  let step := fun l => fun h => h + l\n  layers 3 x step", "f", NULL);
+  REQUIRE(r.g);
+  CHECK(count_op(r.g, OP_ADD) == 3);
+  arena_free(r.a);
+  r = compile("def s (l : Nat) (h : Tensor [2]) : Tensor [2] := h * l\n"
+              "def f (x : Tensor [2]) := let t := s; layers 2 x t", "f", NULL);
+  REQUIRE(r.g);
+  CHECK(count_op(r.g, OP_MUL) == 2 || count_op(r.g, OP_MUL) == 1); /* 0*x may fold to a constant */
+  arena_free(r.a);
+}
+
 TEST(elab_broadcast_and_matmul_shapes) {
   Run r = compile("def f (a : Tensor [3, 1]) (b : Tensor [4]) := a + b", "f", NULL);
   REQUIRE(r.g);

@@ -1,0 +1,5 @@
+import Tilesmith
+open Tilesmith
+
+def f (x : Tensor [2, 3]) : Tensor [2, 3] :=
+  layers x 2 (fun l h => h)
