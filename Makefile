@@ -16,7 +16,7 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined -DTS_DEBUG
 ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o
 
-.PHONY: all test unit golden crosscheck asan asan-test fuzz fuzz-run bench clean update-golden
+.PHONY: all test requirements unit golden crosscheck asan asan-test fuzz fuzz-run bench clean update-golden
 
 all: tilesmith
 
@@ -80,7 +80,14 @@ asan-test: asan
 fuzz-run: fuzz
 	tests/fuzz/run.sh build/fuzz/fuzz_front $(FUZZ_SECONDS)
 
-test: all build/unit asan fuzz
+# python3, requirements-test.txt and clang with libFuzzer are checked before
+# anything is built: a missing one stops `make test` at once, saying what to
+# install.
+requirements:
+	@tests/run.sh --requirements
+
+test: requirements
+	@$(MAKE) --no-print-directory all build/unit asan fuzz
 	tests/run.sh $(FUZZ_SECONDS)
 
 bench: tilesmith

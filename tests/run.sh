@@ -2,8 +2,51 @@
 # Run every suite of `make test` and finish with one summary line,
 # "N passed, M failed", summing the suites' own summary lines.
 # usage: tests/run.sh FUZZ_SECONDS
+#        tests/run.sh --requirements   (only check what the suites need)
 set -u
 cd "$(dirname "$0")/.." || exit 2
+
+# What the suites need beyond the C build: python3 with the packages of
+# requirements-test.txt (the NumPy cross-check), and clang with libFuzzer
+# (the fuzzing run).  Checked before anything runs (and by `make test`
+# before anything is built), so a missing one stops at once and says what
+# to install, instead of failing minutes later with a traceback.
+requirements() {
+  local missing=() p mod tmp
+  if ! command -v python3 > /dev/null 2>&1; then
+    missing+=("python3: apt-get install python3 python3-pip (as root or with sudo)")
+  else
+    for p in $(sed -e 's/#.*//' -e 's/[<>=!~;[ ].*//' requirements-test.txt); do
+      mod=$(echo "$p" | tr 'A-Z-' 'a-z_')
+      python3 -c "import $mod" > /dev/null 2>&1 ||
+        python3 -c 'import importlib.metadata, sys; importlib.metadata.version(sys.argv[1])' "$p" \
+          > /dev/null 2>&1 ||
+        missing+=("the Python package '$p' (requirements-test.txt): python3 -m pip install -r requirements-test.txt
+      (where pip refuses a system-wide install, add --break-system-packages or use a venv)")
+    done
+  fi
+  if ! command -v clang > /dev/null 2>&1; then
+    missing+=("clang with libFuzzer: apt-get install clang libclang-rt-dev (as root or with sudo)")
+  else
+    tmp=$(mktemp -d)
+    printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+      > "$tmp/f.c"
+    clang -fsanitize=fuzzer,address,undefined -o "$tmp/f" "$tmp/f.c" > /dev/null 2>&1 ||
+      missing+=("libFuzzer (clang is there, but cannot link -fsanitize=fuzzer): apt-get install libclang-rt-dev (as root or with sudo)")
+    rm -rf "$tmp"
+  fi
+  [ ${#missing[@]} = 0 ] && return 0
+  echo "make test needs what is missing here:" >&2
+  for p in "${missing[@]}"; do echo "  - $p" >&2; done
+  echo "(.ci/run installs all of it on a fresh Debian machine.)" >&2
+  return 1
+}
+
+if [ "${1:-}" = --requirements ]; then
+  requirements
+  exit
+fi
+requirements || exit 2
 fuzz_seconds=${1:-60}
 total_pass=0 total_fail=0 broken=()
 

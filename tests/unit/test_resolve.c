@@ -170,3 +170,54 @@ TEST(resolve_records_types_and_results) {
   CHECK(!program_find(&prog, "part")->returns_value);    /* a partial application */
   arena_free(a);
 }
+
+/* Does the definition `name` of prog elaborate with no sizes given? */
+static bool elaborates(Arena *a, const Program *prog, const char *name) {
+  FILE *fp = tmpfile();
+  Ctx c;
+  ctx_init(&c, a, fp);
+  jmp_buf jb;
+  c.unwind = &jb;
+  if (setjmp(jb)) {
+    fclose(fp);
+    return false;
+  }
+  elab_entry(&c, prog, name, (Pos){0}, NULL, 0);
+  fclose(fp);
+  return true;
+}
+
+/* docs/LANGUAGE.md promises that its `lean` examples pass `tilesmith
+   check`: each block loads (every name resolved) and each of its concrete
+   instances (definitions without parameters) elaborates. */
+TEST(language_doc_examples_check) {
+  Arena *a = arena_new();
+  char err[256];
+  SrcFile *doc = src_load(a, "docs/LANGUAGE.md", err, sizeof err);
+  REQUIRE(doc);
+  int blocks = 0, instances = 0;
+  const char *fence = "```lean\n";
+  for (const char *p = strstr(doc->text, fence); p; p = strstr(p, fence)) {
+    p += strlen(fence);
+    const char *end = strstr(p, "```");
+    REQUIRE(end);
+    char *src = arena_strndup(a, p, (size_t)(end - p));
+    blocks++;
+    Program prog;
+    bool ok = load_src(a, src, &prog);
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "  example %d: %s\n", blocks, rdiag);
+    for (int i = 0; ok && i < prog.ndecls; i++) {
+      const Decl *d = prog.decls[i];
+      if (d->file->is_prelude || d->nparams || d->is_type) continue;
+      bool g = elaborates(a, &prog, d->name);
+      CHECK(g);
+      if (!g) fprintf(stderr, "  example %d: '%s' does not elaborate\n", blocks, d->name);
+      instances++;
+    }
+    p = end + 3;
+  }
+  CHECK(blocks >= 4);
+  CHECK(instances >= 3);
+  arena_free(a);
+}
