@@ -7,7 +7,9 @@
 
 #include "../front/front.h"
 #include "../interp/interp.h"
+#include "../search/search.h"
 #include "../tile/tile.h"
+#include <string.h>
 
 enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2 };
 
@@ -25,6 +27,10 @@ typedef struct Opts {
   const char *dtype;      /* tiles, verify, opt */
   const char *target;     /* opt: tilelang or triton */
   int trials;             /* verify: random trials per instance (0 = default) */
+  bool rewrite;           /* graph: equality saturation and extraction first */
+  bool naive;             /* tiles, verify, opt, explain: the naive lowering, no search */
+  const char *gpu;        /* the GPU profile the cost model uses */
+  const Gpu *gpu_profile;
 } Opts;
 
 /* One compilation: its arena, context and program. */
@@ -44,7 +50,21 @@ Graph *elaborate(Session *s, Opts *o, const char *entry);
 /* A usage error (exit status 2), with the current command's usage line. */
 int usage_error(const char *fmt, ...) TS_PRINTF(1, 2);
 
+/* The program opt emits (compile.c): the searched plan, or with --naive the
+   naive lowering; NULL (printed) on an internal error. */
+typedef struct Compiled {
+  Graph *g;
+  TileProgram *tp;
+  Plan *plan;            /* NULL with --naive */
+  SearchStats stats;
+} Compiled;
+TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out);
+
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_opt(Opts *o);      /* cmd_opt.c */
+int cmd_rules(Opts *o);    /* cmd_rewrite.c */
+/* graph --rewrite: saturate g with the SAFE rules and extract by the default
+   cost (stats: the runner's table to stderr); NULL (diagnostic printed) on error. */
+Graph *rewrite_graph(Session *s, Graph *g, bool stats);
 
 #endif

@@ -24,11 +24,8 @@ int cmd_opt(Opts *o) {
   int rc = EXIT_USER;
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
   if (!g) goto done;
-  TileProgram *tp = tile_lower(g, dt);
-  if (!tile_check(tp, stderr)) {
-    fprintf(stderr, "tilesmith: internal error: the lowering broke a tile invariant\n");
-    goto done;
-  }
+  TileProgram *tp = compile_program(o, g, dt, NULL);
+  if (!tp) goto done;
   /* the --size bindings, for the module's header */
   char *sizes = arena_strdup(s.arena, "");
   for (int i = 0; i < o->nsizes; i++)

@@ -164,6 +164,7 @@ static int cmd_graph(Opts *o) {
   session_open(&s);
   int rc = EXIT_USER;
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  if (g && o->rewrite) g = rewrite_graph(&s, g, o->stats);
   if (g) {
     if (!strcmp(fmt, "text")) graph_print_text(stdout, g);
     else if (!strcmp(fmt, "dot")) graph_print_dot(stdout, g);
@@ -266,10 +267,8 @@ static int cmd_tiles(Opts *o) {
   int rc = EXIT_USER;
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
   if (g) {
-    TileProgram *tp = tile_lower(g, dt);
-    if (!tile_check(tp, stderr)) {
-      fprintf(stderr, "tilesmith: internal error: the lowering broke a tile invariant\n");
-    } else {
+    TileProgram *tp = compile_program(o, g, dt, NULL);
+    if (tp) {
       tile_print(stdout, tp);
       rc = EXIT_OK;
     }
@@ -295,7 +294,8 @@ static const Command commands[] = {
      "Prints the graph IR of the entry after the prelude is inlined: only\n"
      "primitives remain, each node with its shape (symbolic and concrete) and\n"
      "the source position it came from.  --format text (default), dot\n"
-     "(Graphviz) or json.\n",
+     "(Graphviz) or json.  With --rewrite, the graph after equality saturation\n"
+     "with the SAFE rules of 'tilesmith rules' and extraction by FLOP count.\n",
      cmd_graph, true, false},
     {"eval", "run the float64 reference interpreter",
      "tilesmith eval FILE.lean --entry NAME [--size ...] [--in NAME=PATH.npy]... [--seed S] --out PATH.npy",
@@ -334,6 +334,12 @@ static const Command commands[] = {
      "and a __main__ that checks run against reference in float32 on fresh\n"
      "random inputs and times both.\n",
      cmd_opt, true, false},
+    {"rules", "list the rewrite rules",
+     "tilesmith rules",
+     "Lists the rewrite rules of the equality saturation (src/rewrite/rules.def):\n"
+     "name, family, SAFE or UNSAFE (may worsen numerics: never applied by\n"
+     "default), the pattern lhs => rhs, its condition and what it says.\n",
+     cmd_rules, false, false},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -354,7 +360,10 @@ static void print_main_help(FILE *f) {
 static void print_cmd_help(const Command *c) {
   printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
   if (c->run == cmd_check) printf("  --stats               print timings and peak memory to stderr\n");
-  if (c->run == cmd_graph) printf("  --format FMT          text, dot or json\n");
+  if (c->run == cmd_graph)
+    printf("  --format FMT          text, dot or json\n"
+           "  --rewrite             saturate with the rewrite rules, then extract\n"
+           "  --stats               with --rewrite: the runner's iterations to stderr\n");
   if (c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_opt)
     printf("  --dtype T             storage type: bf16 (default), f16 or f32\n");
   if (c->run == cmd_verify)
@@ -422,8 +431,17 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v) return usage_error("--size needs NAME=VALUE");
       int rc = parse_sizes(o, (char *)v);
       if (rc) return rc;
-    } else if (cur_cmd->run == cmd_check && !strcmp(a, "--stats")) {
+    } else if ((cur_cmd->run == cmd_check || cur_cmd->run == cmd_graph) && !strcmp(a, "--stats")) {
       o->stats = true;
+    } else if (cur_cmd->run == cmd_graph && !strcmp(a, "--rewrite")) {
+      o->rewrite = true;
+    } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
+               !strcmp(a, "--naive")) {
+      o->naive = true;
+    } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
+               ((v = opt_value(argc, argv, &i, "--gpu", &m)) || m)) {
+      if (!v || !(o->gpu_profile = gpu_find(v))) return usage_error("--gpu needs a100, h100 or h200");
+      o->gpu = v;
     } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
                ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
       if (!v) return usage_error("--dtype needs bf16, f16 or f32");
@@ -462,7 +480,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       return usage_error("unexpected argument '%s' (the file is already '%s')", a, o->file);
     }
   }
-  if (!o->file) return usage_error("no input file");
+  if (!o->file && cur_cmd->run != cmd_rules) return usage_error("no input file");
   if (cur_cmd->needs_entry && !o->entry) return usage_error("--entry NAME is required");
   if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
   if (cur_cmd->run == cmd_opt && (!o->target || !o->out)) return usage_error("--target and -o are required");

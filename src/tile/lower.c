@@ -85,7 +85,13 @@ static void cover(Lower *L, const Node *n) { tile_cover(L->a, L->k, n); }
 /* The value of node n at index idx (pointwise.c); top: expand n itself. */
 static SExpr *pointwise(Lower *L, const Node *n, SExpr **idx, bool top) {
   Pw p = {.a = L->a, .tp = L->tp, .k = L->k};
-  return tile_pointwise(&p, n, idx, top);
+  SExpr *e = tile_pointwise(&p, n, idx, top);
+  if (p.failed) {
+    /* the naive lowering materializes every reduction and product */
+    fprintf(stderr, "tilesmith: internal error: cannot inline %s\n", op_info[p.failed->op].name);
+    abort();
+  }
+  return e;
 }
 
 static Kernel *new_kernel(Lower *L, const Node *n, KernelKind kind) {
@@ -176,6 +182,7 @@ static void lower_reduce(Lower *L, const Node *n) {
   int64_t trips = ceil_div(K, BK);
   TBuf *tile = tile_buf(L, "tile", SCOPE_FRAGMENT, DT_F32, BR, BK);
   TBuf *acc = tile_buf(L, "acc", SCOPE_FRAGMENT, DT_F32, BR, 0);
+  tile->node = x;
   Stmt *f = stmt(L, &k->body, ST_FILL);
   f->dst = acc;
   f->value = sx_real(L->a, identity_of(n->op));
@@ -239,6 +246,8 @@ static void lower_matmul(Lower *L, const Node *n) {
   TBuf *As = tile_buf(L, "A_tile", SCOPE_SHARED, st_dt, BM, BK);
   TBuf *Bs = tile_buf(L, "B_tile", SCOPE_SHARED, st_dt, BK, BN);
   TBuf *Cf = tile_buf(L, "C_acc", SCOPE_FRAGMENT, DT_F32, BM, BN);
+  As->node = a;
+  Bs->node = b;
   Stmt *f = stmt(L, &k->body, ST_FILL);
   f->dst = Cf;
   f->value = sx_real(L->a, 0);
@@ -280,83 +289,107 @@ static DType storage_of(const TileProgram *tp, const Node *n) {
 
 /* A global's name: the parameter's name, unless it would clash with a name
    the emitted code uses (index variables, modules, other globals). */
-static const char *unique_name(Lower *L, const char *want) {
-  static const char *reserved[] = {"bx", "by", "bz", "i", "j", "k", "T", "tl", "tilelang", "triton",
+static const char *unique_name(TileProgram *tp, const char *want) {
+  static const char *reserved[] = {"bx", "by", "bz", "i", "j", "k", "k1", "k2", "T", "tl", "tilelang", "triton",
                                    "torch", "run", "reference", "main", "kernel", "math"};
   const char *name = want;
   for (int attempt = 1;; attempt++) {
     bool clash = false;
     for (size_t r = 0; r < sizeof reserved / sizeof reserved[0]; r++) clash |= !strcmp(name, reserved[r]);
-    for (int g = 0; g < L->tp->globals.len; g++) clash |= !strcmp(name, L->tp->globals.data[g]->name);
+    for (int g = 0; g < tp->globals.len; g++) clash |= !strcmp(name, tp->globals.data[g]->name);
     if (!clash) return name;
-    name = arena_printf(L->a, "%s_%d", want, attempt);
+    name = arena_printf(tp->g->ctx->arena, "%s_%d", want, attempt);
   }
 }
 
-static TBuf *global_buf(Lower *L, const Node *n, const char *name, GlobalRole role) {
-  name = unique_name(L, name);
-  TBuf *b = arena_alloc(L->a, sizeof *b);
-  b->id = L->tp->globals.len;
+TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRole role) {
+  Arena *a = tp->g->ctx->arena;
+  name = unique_name(tp, name);
+  TBuf *b = arena_alloc(a, sizeof *b);
+  b->id = tp->globals.len;
   b->name = name;
   b->scope = SCOPE_GLOBAL;
-  b->dtype = storage_of(L->tp, n);
+  b->dtype = storage_of(tp, n);
   b->node = n;
   b->role = role;
   b->shape = n->shape;
-  vec_push(L->a, &L->tp->globals, b);
+  vec_push(a, &tp->globals, b);
   return b;
 }
 
-TileProgram *tile_lower(Graph *g, DType dtype) {
+TileProgram *tile_program_new(Graph *g, DType dtype) {
   Arena *a = g->ctx->arena;
   TileProgram *tp = arena_alloc(a, sizeof *tp);
   tp->g = g;
   tp->dtype = dtype;
   tp->of_node = arena_alloc(a, sizeof(TBuf *) * (size_t)(g->nnodes ? g->nnodes : 1));
-  Lower L = {.a = a, .g = g, .tp = tp};
-  L.uses = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-  for (int i = 0; i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i]->nin; k++) L.uses[g->nodes[i]->in[k]->id]++;
   for (int i = 0; i < g->ninputs; i++)
-    tp->of_node[g->inputs[i]->id] = global_buf(&L, g->inputs[i], g->inputs[i]->name, GB_INPUT);
+    tp->of_node[g->inputs[i]->id] = tile_global_buf(tp, g->inputs[i], g->inputs[i]->name, GB_INPUT);
+  return tp;
+}
+
+void tile_program_output(TileProgram *tp) {
+  Graph *g = tp->g;
   /* the output gets a buffer of its own, even when it is an input */
-  bool out_is_input = g->output->op == OP_INPUT;
-  TBuf *out = NULL;
+  tp->output = tile_global_buf(tp, g->output, "out", GB_OUTPUT);
+  if (g->output->op != OP_INPUT) tp->of_node[g->output->id] = tp->output;
+}
+
+void tile_lower_node(TileProgram *tp, const Node *n) {
+  Graph *g = tp->g;
+  Arena *a = g->ctx->arena;
+  Lower L = {.a = a, .g = g, .tp = tp};
+  if (shape_numel(&n->shape) == 0) return; /* nothing to compute */
+  if (n == g->output && n->op == OP_INPUT) {
+    /* a copy: map the input's load into the output */
+    TBuf *save = tp->of_node[n->id];
+    tp->of_node[n->id] = tp->output;
+    lower_map(&L, n);
+    tp->of_node[n->id] = save;
+    Stmt *st = L.k->body.data[0];
+    st->value = sx_load(a, save, st->gidx, st->ngidx);
+    return;
+  }
+  switch (op_info[n->op].cls) {
+  case OPC_REDUCE: lower_reduce(&L, n); break;
+  case OPC_MATMUL: lower_matmul(&L, n); break;
+  case OPC_LEAF:
+  case OPC_UNARY:
+  case OPC_BINARY:
+  case OPC_COMPARE:
+  case OPC_SELECT:
+  case OPC_LAYOUT:
+  case OPC_CONCAT:
+  case OPC_GATHER: lower_map(&L, n); break;
+  }
+}
+
+bool tile_materialized(const Graph *g, const int *uses, const Node *n) {
+  Lower L = {.g = (Graph *)g, .uses = (int *)uses};
+  return n->op != OP_INPUT && materialized(&L, n);
+}
+
+int *tile_use_counts(const Graph *g) {
+  int *uses = arena_alloc(g->ctx->arena, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i]->nin; k++) uses[g->nodes[i]->in[k]->id]++;
+  return uses;
+}
+
+TileProgram *tile_lower(Graph *g, DType dtype) {
+  TileProgram *tp = tile_program_new(g, dtype);
+  int *uses = tile_use_counts(g);
   for (int i = 0; i < g->nnodes; i++) {
     const Node *n = g->nodes[i];
-    if (n->op == OP_INPUT || !materialized(&L, n) || n == g->output) continue;
-    tp->of_node[n->id] = global_buf(&L, n, arena_printf(a, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
+    if (!tile_materialized(g, uses, n) || n == g->output) continue;
+    tp->of_node[n->id] = tile_global_buf(tp, n, arena_printf(g->ctx->arena, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
   }
-  out = global_buf(&L, g->output, "out", GB_OUTPUT);
-  tp->output = out;
-  if (!out_is_input) tp->of_node[g->output->id] = out;
+  tile_program_output(tp);
   for (int i = 0; i < g->nnodes; i++) {
     const Node *n = g->nodes[i];
     bool is_out = n == g->output;
     if (!is_out && (n->op == OP_INPUT || !tp->of_node[n->id])) continue;
-    if (shape_numel(&n->shape) == 0) continue; /* nothing to compute */
-    if (is_out && out_is_input) {
-      /* a copy: map the input's load into the output */
-      TBuf *save = tp->of_node[n->id];
-      tp->of_node[n->id] = out;
-      lower_map(&L, n);
-      tp->of_node[n->id] = save;
-      Stmt *st = L.k->body.data[0];
-      st->value = sx_load(a, save, st->gidx, st->ngidx);
-      continue;
-    }
-    switch (op_info[n->op].cls) {
-    case OPC_REDUCE: lower_reduce(&L, n); break;
-    case OPC_MATMUL: lower_matmul(&L, n); break;
-    case OPC_LEAF:
-    case OPC_UNARY:
-    case OPC_BINARY:
-    case OPC_COMPARE:
-    case OPC_SELECT:
-    case OPC_LAYOUT:
-    case OPC_CONCAT:
-    case OPC_GATHER: lower_map(&L, n); break;
-    }
+    tile_lower_node(tp, n);
   }
   return tp;
 }

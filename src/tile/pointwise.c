@@ -68,7 +68,7 @@ SExpr *tile_pointwise(Pw *p, const Node *n, SExpr **idx, bool top) {
     if (h) return h;
   }
   TBuf *buf = p->tp->of_node[n->id];
-  if (buf && !top) return sx_load(p->a, buf, idx, n->shape.rank);
+  if (buf && !top && !(p->computed && p->computed[n->id])) return sx_load(p->a, buf, idx, n->shape.rank);
   tile_cover(p->a, p->k, n);
   SExpr *args[3], *sub[TS_MAX_RANK];
   switch (op_info[n->op].cls) {
@@ -139,7 +139,8 @@ SExpr *tile_pointwise(Pw *p, const Node *n, SExpr **idx, bool top) {
   case OPC_REDUCE:
   case OPC_MATMUL: break;
   }
-  /* reductions and products live in memory or in a tile; reaching here is a bug */
-  fprintf(stderr, "tilesmith: internal error: cannot inline %s\n", op_info[n->op].name);
-  abort();
+  /* reductions and products live in memory or in a tile: the caller did not
+     provide this one (a lowering bug, reported by the caller) */
+  p->failed = n;
+  return sx_real(p->a, 0);
 }

@@ -49,7 +49,10 @@ typedef struct TBuf {
   const char *name;
   Scope scope;
   DType dtype;
-  /* global tensors: the graph node they hold and its shape */
+  /* global tensors: the graph node they hold and its shape; tile buffers:
+     the node whose values they hold, if one does (a gemm operand tile, a
+     reduce's input tile), else NULL -- verify's error bound charges that
+     node the rounding of the tile's dtype */
   const Node *node;
   GlobalRole role;
   double init;          /* GB_SCRATCH: the value every element starts with */
@@ -160,6 +163,18 @@ typedef struct TileProgram {
    users' expressions. */
 TileProgram *tile_lower(Graph *g, DType dtype);
 
+/* The naive lowering's parts, for plans whose kernels are naive
+   (src/search/lower_plan.c): a program with its input globals; a global
+   tensor for node n (named after `name`, made unique); the output's
+   global; the naive kernel of node n; which nodes the naive lowering
+   materializes (uses: tile_use_counts). */
+TileProgram *tile_program_new(Graph *g, DType dtype);
+TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRole role);
+void tile_program_output(TileProgram *tp);
+void tile_lower_node(TileProgram *tp, const Node *n);
+int *tile_use_counts(const Graph *g);
+bool tile_materialized(const Graph *g, const int *uses, const Node *n);
+
 /* Check every invariant of a tile program; prints the first violation and
    returns false. */
 bool tile_check(const TileProgram *tp, FILE *err);
@@ -223,6 +238,8 @@ struct Pw {
   Kernel *k;
   SExpr *(*hook)(Pw *p, const Node *n, SExpr **idx, bool top);
   void *ud;             /* the hook's own state */
+  const bool *computed; /* NULL, or per node id: computed here, never loaded (even if stored) */
+  const Node *failed;   /* set to a reduction or product the walk reached with no value for it */
 };
 SExpr *tile_pointwise(Pw *p, const Node *n, SExpr **idx, bool top);
 /* x clamped into [0, n). */

@@ -4,7 +4,7 @@
  * Judging a kernel.  After the tile interpreter has run the whole program,
  * every global a kernel stores (checked after the last kernel that stores
  * it) is compared with the graph interpreter's value of the global's node,
- * evaluated with interp_run_ex from the tile program's own values of every
+ * evaluated with interp_bound from the tile program's own values of every
  * other global.  So each kernel is judged on exactly the inputs it read: an
  * error is attributed to the first kernel that makes one, and rounding in
  * the storage type upstream (which an ill-conditioned op such as softmax of
@@ -20,25 +20,41 @@
  * ill-conditioned one (softmax of large logits from unnormalized random
  * weights) drifts however it is lowered.
  *
- * Tolerances.  |got - want| <= rtol * (|want| + scale) + eval + the
- * smallest subnormal, where scale is the larger of the row's largest |want| (row: the
- * last axis) and the RMS of the whole tensor: the relative part covers
- * rounding the result to the storage type, the scaled part the error of a
- * sum whose terms cancel (a gemm over tiles rounded to the storage type, a
- * reduction in float32), whose size follows the terms, not the result.
- * rtol: bf16 2e-2 (5 units in the last place of its 8-bit significand),
- * f16 4e-3 (4 ulp of 11 bits), f32 1e-4 (float32 evaluation of exp/pow and
- * f32 accumulation against float64); eval is the error float32 evaluation
- * may make in the kernel (eval_atol: 2^-24 of the largest value it reads
- * per term reduced, x4), which matters only where a kernel subtracts huge
- * values (cross-entropy of 1e8 logits).  Integer and boolean tensors must match
- * exactly.  Where the reference leaves the storage type's range (it
- * overflows it, or is infinite or NaN because the kernel's inputs already
- * overflowed), the tile value must leave it too, but which infinity or NaN
- * is not compared: float32 gets there by other roads than float64 (0 * inf
- * after an underflow).  A finite reference needs a finite value, except
- * that a value within 2*rtol of the type's largest finite one may round to
- * infinity.
+ * Tolerances.  |got - want| <= rtol * (|want| + scale) + C * bound + the
+ * smallest subnormal, where scale is the larger of the row's largest |want|
+ * (row: the last axis) and the RMS of the whole tensor: the relative part
+ * covers rounding the result to the storage type, the scaled part the error
+ * of a sum whose terms cancel (a gemm over tiles rounded to the storage
+ * type), whose size follows the terms, not the result.  rtol: bf16 2e-2 (5
+ * units in the last place of its 8-bit significand), f16 4e-3 (4 ulp of 11
+ * bits), f32 1e-4 (set when it also stood for float32 evaluation against
+ * float64, which the bound now covers).  bound is interp_bound's first-order
+ * bound on the error of the kernel's own evaluation of the node from its
+ * inputs (kernel_roundoffs says how the kernel rounds: every node it
+ * computes but the stored one in float32, or in a narrower tile type; sums
+ * and products accumulated in float32), so a fused kernel that keeps
+ * attention scores of 1e8 in float32 registers is allowed what float32
+ * makes of them, and a naive one subtracting huge values (cross-entropy of
+ * 1e8 logits) what float32 makes of that.  C = 2: the bound is rigorous to
+ * first order for correctly rounded operations (the tile interpreter's:
+ * each op rounds once, by at most u relative) and linear in the unit
+ * roundoffs, so twice it bounds operations that err by up to one ulp (2u),
+ * as faithfully rounded GPU math functions do; the dropped second-order
+ * terms are smaller still (CUDA documents up to 2 ulp for expf and rsqrtf:
+ * the worst-case n*u of every sum leaves room for that in practice, but it
+ * is not claimed).  Where C * bound exceeds both |want| and the storage
+ * part, the check is vacuous (any value near 0 passes): those elements are
+ * counted and reported in the summary.  An infinite bound (the evaluation
+ * cannot be bounded: a divisor or log whose operand interval reaches 0)
+ * accepts any value, even a non-finite one.  Integer and boolean tensors
+ * must match exactly, unless the bound says a comparison may flip.  Where
+ * the reference leaves the storage type's range (it overflows it, or is
+ * infinite or NaN because the kernel's inputs already overflowed), the tile
+ * value must leave it too, but which infinity or NaN is not compared:
+ * float32 gets there by other roads than float64 (0 * inf after an
+ * underflow).  A finite reference needs a finite value (unless the bound is
+ * infinite), except that a value within 2*rtol of the type's largest finite
+ * one may round to infinity.
  *
  * Instances.  The entry's Nat parameters (elab_entry_nats; --size values
  * replace them) are shrunk by families of monotone maps that keep the
@@ -63,12 +79,15 @@
  */
 #include "verify.h"
 
+#include "../search/plan.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_NATS 32
 #define WORK_BUDGET 3.0e7
+#define BOUND_C 2.0 /* the multiple of the error bound tolerated (see Tolerances) */
 
 const char *verify_input_name(VerifyInput k) {
   switch (k) {
@@ -161,13 +180,17 @@ void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor *
 typedef struct Cmp {
   bool ok;
   int64_t at;          /* first mismatch (flat) */
-  double got, want, tol;
+  double got, want, tol, bound;
   double worst;        /* largest err/tol */
+  int64_t elements;    /* real elements compared with a finite reference ... */
+  int64_t unverifiable; /* ... and those where BOUND_C * bound > |want| and > rtol * (|want| + scale) */
 } Cmp;
 
 static bool near_max(double v, double mx, double rtol) { return fabs(v) >= mx * (1 - 2 * rtol); }
 
-static void compare(const Tensor *got, const Tensor *want, DType dt, double rtol, double atol, Cmp *c) {
+/* got against want: |got - want| <= rtol * (|want| + scale) + BOUND_C *
+   bound (bound NULL: none) + the smallest subnormal. */
+static void compare(const Tensor *got, const Tensor *want, const Tensor *bound, DType dt, double rtol, Cmp *c) {
   memset(c, 0, sizeof *c);
   c->ok = true;
   int64_t n = shape_numel(&want->shape);
@@ -184,10 +207,12 @@ static void compare(const Tensor *got, const Tensor *want, DType dt, double rtol
       if (isfinite(want->data[e]) && fabs(want->data[e]) > rowmax) rowmax = fabs(want->data[e]);
     double scale = rowmax > rms ? rowmax : rms;
     for (int64_t e = row; e < row + len && e < n; e++) {
-      double g = got->data[e], w = want->data[e], tol = rtol * (fabs(w) + scale) + atol + tiny, ratio;
+      double g = got->data[e], w = want->data[e], bnd = bound ? BOUND_C * bound->data[e] : 0;
+      double tol = rtol * (fabs(w) + scale) + bnd + tiny, ratio;
       bool ok;
       double wr = dtype_round(dt, w);
-      if (rtol == 0) ok = g == w || (isnan(g) && isnan(w)), ratio = ok ? 0 : INFINITY;
+      /* integers and booleans exactly, unless the bound says they may flip */
+      if (rtol == 0) ok = g == w || (isnan(g) && isnan(w)) || fabs(g - w) <= bnd, ratio = ok ? 0 : INFINITY;
       else if (!isfinite(wr)) {
         /* out of the type's range: got must be out of it too (or at its
            edge); which infinity or NaN is not compared, since float32
@@ -195,7 +220,17 @@ static void compare(const Tensor *got, const Tensor *want, DType dt, double rtol
         ok = !isfinite(g) || near_max(g, mx, rtol);
         ratio = ok ? 0 : INFINITY;
       } else {
-        if (!isfinite(g)) {
+        c->elements++;
+        /* vacuous by the bound: it admits more than |want| and more than
+           the storage part already did (a cancelling sum's ~0 result is
+           covered by rtol * scale, not by the bound) */
+        c->unverifiable += bnd > fabs(w) && bnd > rtol * (fabs(w) + scale);
+        if (isinf(bnd)) {
+          /* the evaluation could not be bounded: any value, even an
+             infinity or NaN, is what a correct kernel might compute */
+          ok = true;
+          ratio = 0;
+        } else if (!isfinite(g)) {
           ok = isinf(g) && near_max(w, mx, rtol) && (g > 0) == (w > 0);
           ratio = ok ? 0 : INFINITY;
         } else {
@@ -206,7 +241,7 @@ static void compare(const Tensor *got, const Tensor *want, DType dt, double rtol
       if (ratio > c->worst || (!ok && c->ok)) c->worst = ratio > c->worst ? ratio : c->worst;
       if (!ok && c->ok) {
         c->ok = false;
-        c->at = e, c->got = g, c->want = w, c->tol = tol;
+        c->at = e, c->got = g, c->want = w, c->tol = tol, c->bound = bnd;
       }
     }
   }
@@ -243,76 +278,60 @@ static const Stmt *store_of(const Kernel *k, const TBuf *b) {
   return f.hit;
 }
 
-/* ---- the error of float32 evaluation ---- */
+/* ---- how a kernel rounds: the error bound's unit roundoffs ---- */
 
-static void mark_loads(const TileProgram *tp, const SExpr *e, bool *read) {
-  if (!e) return;
-  switch (e->kind) {
-  case SX_INT:
-  case SX_REAL:
-  case SX_VAR: return;
-  case SX_LOAD:
-    for (int g = 0; g < tp->globals.len; g++)
-      if (tp->globals.data[g] == e->buf) read[g] = true;
-    for (int i = 0; i < e->nidx; i++) mark_loads(tp, e->idx[i], read);
-    return;
-  case SX_TILE:
-    for (int i = 0; i < e->nidx; i++) mark_loads(tp, e->idx[i], read);
-    return;
-  case SX_IDX:
-  case SX_OP:
-    for (int i = 0; i < e->n && i < 3; i++) mark_loads(tp, e->a[i], read);
-    return;
+/* Unit roundoff of a type: 2^-p for a p-bit significand. */
+static double unit_roundoff(DType dt) {
+  switch (dt) {
+  case DT_F32: return 0x1p-24;
+  case DT_F16: return 0x1p-11;
+  case DT_BF16: return 0x1p-8;
+  case DT_I32:
+  case DT_I64:
+  case DT_BOOL: return 0;
   }
+  return 0;
 }
 
-typedef struct AtolWalk {
-  const TileProgram *tp;
-  const Kernel *k;
-  bool *read;
-  double terms, trips;
-} AtolWalk;
-
-static void atol_expr(const SExpr *e, void *ud) {
-  AtolWalk *w = ud;
-  mark_loads(w->tp, e, w->read);
-}
-
-static bool atol_stmt(const Stmt *s, int depth, void *ud) {
-  AtolWalk *w = ud;
-  stmt_exprs(s, atol_expr, w);
-  if (s->kind == ST_LOOP) {
-    double t = (double)tile_loop_trips_max(w->k, s);
-    w->trips = t > w->trips ? t : w->trips; /* (nested loops: a bound, not a product) */
-  }
-  if ((s->kind == ST_REDUCE || s->kind == ST_GEMM) && s->a && s->a->shape.rank == 2)
-    w->terms += (double)s->a->shape.d[s->kind == ST_GEMM && s->trans_a ? 0 : 1].n * (depth > 0 ? w->trips : 1);
+static bool acc_roundoff(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  double *u = ud;
+  if ((s->kind == ST_REDUCE || s->kind == ST_GEMM) && s->dst && unit_roundoff(s->dst->dtype) > *u)
+    *u = unit_roundoff(s->dst->dtype);
   return true;
 }
 
-/* The absolute error float32 evaluation may make in kernel k: an op
-   rounds its result to float32 (2^-24 relative), so a difference of two
-   large values read from memory (amax + log(sum) - picked over logits of
-   1e8) keeps 2^-24 of their magnitude as error, and a reduction adds one
-   such error per term.  4 * 2^-24 * (largest value k reads) * (terms
-   reduced, at least 1): far below any real lowering error unless the
-   program subtracts huge values, where float32 itself cannot do better. */
-static double eval_atol(const TileProgram *tp, const Kernel *k, Tensor **glob) {
-  int ng = tp->globals.len;
-  bool *read = calloc((size_t)(ng ? ng : 1), sizeof *read);
-  if (!read) return INFINITY;
-  AtolWalk w = {tp, k, read, 1, 1};
-  tile_walk(&k->body, atol_stmt, &w);
-  double terms = w.terms;
-  double mx = 0;
-  for (int g = 0; g < ng; g++) {
-    if (!read[g] || !glob[g]) continue;
-    int64_t n = shape_numel(&glob[g]->shape);
-    for (int64_t e = 0; e < n; e++)
-      if (isfinite(glob[g]->data[e]) && fabs(glob[g]->data[e]) > mx) mx = fabs(glob[g]->data[e]);
+static bool covers(const Kernel *K, const Node *n) {
+  for (int i = 0; i < K->covers.len; i++)
+    if (K->covers.data[i] == n) return true;
+  return false;
+}
+
+/* How kernel K rounds while it computes the node n it stores, for
+   interp_bound: every other real node K computes (K->covers) is held in
+   float32, or in a narrower type where a tile buffer of K holds it (a gemm
+   operand tile in the storage type); n itself gets 0, its rounding to its
+   global's type being the rtol part of the tolerance.  Sums and products
+   accumulate with the roundoff of K's accumulators (the widest of the
+   reduce and gemm destinations' roundoffs: float32 today).  A node held in
+   two types (P in float32 for its row sum, in the storage type for a gemm)
+   is charged the narrower for all its uses: conservative. */
+static void kernel_roundoffs(const Kernel *K, const Node *n, int nn, double *u, double *uacc) {
+  memset(u, 0, sizeof *u * (size_t)nn);
+  memset(uacc, 0, sizeof *uacc * (size_t)nn);
+  double acc = 0;
+  tile_walk(&K->body, acc_roundoff, &acc);
+  for (int i = 0; i < K->covers.len; i++) {
+    const Node *c = K->covers.data[i];
+    if (c->kind == EK_REAL && c != n) u[c->id] = unit_roundoff(DT_F32);
+    if (op_info[c->op].cls == OPC_REDUCE || op_info[c->op].cls == OPC_MATMUL) uacc[c->id] = acc;
   }
-  free(read);
-  return 4 * 0x1p-24 * mx * terms;
+  for (int i = 0; i < K->bufs.len; i++) {
+    const TBuf *b = K->bufs.data[i];
+    if (b->node && b->node != n && b->node->kind == EK_REAL && covers(K, b->node) &&
+        unit_roundoff(b->dtype) > u[b->node->id])
+      u[b->node->id] = unit_roundoff(b->dtype);
+  }
 }
 
 typedef struct Trial {
@@ -320,6 +339,8 @@ typedef struct Trial {
   Tensor **glob;      /* the tile program's globals */
   Tensor **given;     /* per node: borrowed from glob */
   Tensor *out, *ref;
+  Tensor *bound;      /* the error bound of ref */
+  double *u, *uacc;   /* per node: how the kernel checked rounds (interp_bound) */
   bool *keep;         /* out_of_range: the kernel's nodes ... */
   Tensor **values;    /* ... and their float64 values */
 } Trial;
@@ -340,6 +361,9 @@ static void trial_free(Trial *t) {
   free(t->given);
   tensor_free(t->out);
   tensor_free(t->ref);
+  tensor_free(t->bound);
+  free(t->u);
+  free(t->uacc);
   free(t);
 }
 
@@ -347,18 +371,19 @@ static void fmt_num(char *buf, size_t n, double v) { snprintf(buf, n, "%.6g", v)
 
 static bool fail_at(VerifyResult *res, const Kernel *k, const Stmt *s, const TBuf *b, const Cmp *c,
                     const char *note) {
-  char where[160], ix[160], g[40], w[40], tol[40];
+  char where[160], ix[160], g[40], w[40], tol[40], bnd[40];
   tile_stmt_where(k, s, where, sizeof where);
   index_of(&b->shape, c->at, ix, sizeof ix);
   fmt_num(g, sizeof g, c->got);
   fmt_num(w, sizeof w, c->want);
   fmt_num(tol, sizeof tol, c->tol);
+  fmt_num(bnd, sizeof bnd, c->bound);
   res->pass = false;
   res->kernel = k;
   res->stmt = s;
   res->worst = c->worst;
-  snprintf(res->msg, sizeof res->msg, "%s stores %s%s = %s, want %s (tolerance %s, %s)%s", where, b->name, ix, g, w,
-           tol, dtype_name(b->dtype), note);
+  snprintf(res->msg, sizeof res->msg, "%s stores %s%s = %s, want %s (tolerance %s, of which error bound %s; %s)%s",
+           where, b->name, ix, g, w, tol, bnd, dtype_name(b->dtype), note);
   return false;
 }
 
@@ -424,14 +449,18 @@ static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyRe
       const Node *n = b->node;
       Tensor *saved = t->given[n->id];
       t->given[n->id] = NULL;
-      t->ref = interp_run_ex(g, inputs, t->given, n, NULL, NULL);
+      kernel_roundoffs(K, n, t->nn, t->u, t->uacc);
+      t->ref = interp_bound(g, inputs, t->given, n, t->u, t->uacc, &t->bound);
       t->given[n->id] = saved;
       Cmp c;
-      compare(t->glob[gi], t->ref, b->dtype, verify_rtol(b->dtype), eval_atol(tp, K, t->glob), &c);
+      compare(t->glob[gi], t->ref, t->bound, b->dtype, verify_rtol(b->dtype), &c);
       tensor_free(t->ref);
-      t->ref = NULL;
+      tensor_free(t->bound);
+      t->ref = t->bound = NULL;
       checked++;
       if (c.worst > worst) worst = c.worst;
+      res->unverifiable += c.unverifiable;
+      res->elements += c.elements;
       if (!c.ok) {
         double v;
         const Node *big = out_of_range(tp, K, n, inputs, t, &v);
@@ -464,7 +493,7 @@ static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyRe
     t->ref = interp_run(g, inputs);
     Cmp c;
     DType dt = tp->output->dtype;
-    compare(t->out, t->ref, dt, 5 * verify_rtol(dt), 0, &c);
+    compare(t->out, t->ref, NULL, dt, 5 * verify_rtol(dt), &c);
     if (!c.ok) {
       char ix[160], gs[40], ws[40];
       index_of(&tp->output->shape, c.at, ix, sizeof ix);
@@ -476,8 +505,10 @@ static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyRe
   }
   res->pass = true;
   res->worst = worst;
-  snprintf(res->msg, sizeof res->msg, "%d kernel%s, %d tensor%s checked, worst error %.2f of tolerance%s", nk,
-           nk == 1 ? "" : "s", checked, checked == 1 ? "" : "s", worst, note);
+  snprintf(res->msg, sizeof res->msg,
+           "%d kernel%s, %d tensor%s checked, worst error %.2f of tolerance, error bound over |value| at %lld of %lld "
+           "elements%s", nk, nk == 1 ? "" : "s", checked, checked == 1 ? "" : "s", worst, (long long)res->unverifiable,
+           (long long)res->elements, note);
   return true;
 }
 
@@ -491,8 +522,10 @@ bool verify_trial(const TileProgram *tp, Tensor **inputs, bool end_to_end, Verif
     t->nn = g->nnodes;
     t->glob = calloc((size_t)(t->ng ? t->ng : 1), sizeof *t->glob);
     t->given = calloc((size_t)(t->nn ? t->nn : 1), sizeof *t->given);
+    t->u = calloc((size_t)(t->nn ? t->nn : 1), sizeof *t->u);
+    t->uacc = calloc((size_t)(t->nn ? t->nn : 1), sizeof *t->uacc);
   }
-  if (!t || !t->glob || !t->given) {
+  if (!t || !t->glob || !t->given || !t->u || !t->uacc) {
     trial_free(t);
     snprintf(res->msg, sizeof res->msg, "out of memory");
     return false;
@@ -582,8 +615,9 @@ static double tile_work(const TileProgram *tp) {
    it does not elaborate (quietly) or breaks a tile invariant (*broken set,
    the violation printed to err). */
 static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, DType dt,
-                          FILE *err, bool *broken) {
+                          const VerifyOpts *o, FILE *err, bool *broken, char *skip, size_t skiplen) {
   *broken = false;
+  skip[0] = 0;
   jmp_buf here;
   jmp_buf *prev = c->unwind;
   FILE *save = c->err;
@@ -597,7 +631,21 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
   Graph *g = elab_entry(c, prog, entry, (Pos){0}, s, n);
   c->unwind = prev;
   c->err = save;
-  TileProgram *tp = tile_lower(g, dt);
+  TileProgram *tp;
+  if (o->plan) {
+    /* the plan opt emits, carried over to these sizes */
+    Plan *q = plan_transfer(o->plan, g, skip, skiplen);
+    if (!q) return NULL;
+    tp = tile_lower_plan(q);
+    if (!tp) {
+      for (int i = 0; i < q->kernels.len; i++)
+        if (q->kernels.data[i]->why[0] && err) fprintf(err, "kernel %d: %s\n", i, q->kernels.data[i]->why);
+      *broken = true;
+      return NULL;
+    }
+  } else {
+    tp = tile_lower(g, dt);
+  }
   if (!tile_check(tp, err)) {
     *broken = true;
     return NULL;
@@ -605,7 +653,10 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
   return tp;
 }
 
-typedef struct Tally { int pass, fail, skip, instances; } Tally;
+typedef struct Tally {
+  int pass, fail, skip, instances, nostruct;
+  int64_t elements, unverifiable; /* over every trial */
+} Tally;
 
 /* One trial with fresh inputs; the graph interpreter's errors are caught. */
 static void one_trial(Ctx *c, const TileProgram *tp, DType dt, VerifyInput kind, uint64_t seed, VerifyResult *res) {
@@ -643,6 +694,8 @@ static void run_instance(Ctx *c, const TileProgram *tp, const char *label, const
     VerifyResult res;
     one_trial(c, tp, o->dtype, kind, seed, &res);
     fprintf(out, "%s %s (%s) %s: %s\n", res.skipped ? "skip" : res.pass ? "ok  " : "FAIL", label, dtype_name(o->dtype), name, res.msg);
+    tl->elements += res.elements;
+    tl->unverifiable += res.unverifiable;
     if (res.skipped) tl->skip++;
     else if (res.pass) tl->pass++;
     else tl->fail++;
@@ -703,7 +756,16 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
       Arena *scratch = arena_new();
       c->arena = scratch;
       bool broken;
-      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, err, &broken);
+      char skip[300];
+      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, o, err, &broken, skip, sizeof skip);
+      if (!tp && skip[0]) {
+        /* the planned program has another structure at these sizes (a
+           dimension of 1 folds something away): not this instance */
+        fprintf(out, "skip ");
+        for (int k = 0; k < nn; k++) fprintf(out, "%s%s=%lld", k ? "," : "", s[k].name, (long long)s[k].value);
+        fprintf(out, " [%s]: the plan does not carry over: %s\n", family_name[fam], skip);
+        tl.nostruct++;
+      }
       bool run = broken || (tp && tile_work(tp) <= WORK_BUDGET);
       if (run) {
         char label[512];
@@ -736,6 +798,9 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
   fprintf(out, "verify %s, storage %s: %d instance%s, %d trials: %d passed, %d failed", entry, dtype_name(o->dtype),
           tl.instances, tl.instances == 1 ? "" : "s", tl.pass + tl.fail + tl.skip, tl.pass, tl.fail);
   if (tl.skip) fprintf(out, ", %d skipped (inputs out of range)", tl.skip);
+  if (tl.nostruct) fprintf(out, ", %d instance%s skipped (the plan does not carry over)", tl.nostruct, tl.nostruct == 1 ? "" : "s");
+  fprintf(out, "; error bound over |value| at %lld of %lld checked elements", (long long)tl.unverifiable,
+          (long long)tl.elements);
   fputc('\n', out);
   return tl.fail ? 1 : 0;
 }

@@ -7,10 +7,14 @@
  * order, against the graph's value of its node computed *from the tile
  * program's own values of the other globals*: each kernel is judged on its
  * own inputs, so rounding upstream is not blamed on it and the first
- * mismatch names the kernel at fault.  With normal inputs the final output
- * is also compared end to end with the all-float64 result, with a looser
- * tolerance, as a note in the summary (precision drift, not a failure).  verify_entry is `tilesmith verify`: it shrinks the entry's
- * sizes to small instances (with and without tails) and runs trials on each.
+ * mismatch names the kernel at fault; the tolerance adds a bound on the
+ * error the kernel's own low-precision evaluation may make (interp_bound),
+ * so a fused kernel is judged by the conditioning of what it computes.
+ * With normal inputs the final output is also compared end to end with
+ * the all-float64 result, with a looser tolerance, as a note in the
+ * summary (precision drift, not a failure).  verify_entry is `tilesmith
+ * verify`: it shrinks the entry's sizes to small instances (with and
+ * without tails) and runs trials on each.
  */
 #ifndef TS_VERIFY_H
 #define TS_VERIFY_H
@@ -41,6 +45,9 @@ typedef struct VerifyResult {
   const Stmt *stmt;       /* the statement that stores (or faulted) */
   char msg[768];          /* on failure: what went wrong; on success: a summary */
   double worst;           /* largest error as a fraction of its tolerance */
+  int64_t elements;       /* real elements checked against a finite reference ... */
+  int64_t unverifiable;   /* ... and those whose error bound exceeds |value| (the
+                             check there admits any value near 0: vacuous) */
 } VerifyResult;
 
 /* One trial of tp (lowered from tp->g) on inputs.  end_to_end: also compare
@@ -48,7 +55,8 @@ typedef struct VerifyResult {
    if the graph interpreter reports an error (everything freed). */
 bool verify_trial(const TileProgram *tp, Tensor **inputs, bool end_to_end, VerifyResult *res);
 
-/* Tolerance of a comparison in storage type dt: |got - want| <= rtol * (|want| + scale). */
+/* Tolerance of a comparison in storage type dt: |got - want| <= rtol *
+   (|want| + scale) + 2 * (the error bound of the kernel's evaluation). */
 double verify_rtol(DType dt);
 
 typedef struct VerifyOpts {
@@ -56,6 +64,10 @@ typedef struct VerifyOpts {
   uint64_t seed;
   int trials;           /* random-normal trials per instance (0 = 3) */
   FILE *out;            /* one line per trial and a summary */
+  /* the plan opt emits, searched at the entry's own sizes: each shrunken
+     instance is lowered with it carried over (plan_transfer); NULL: the
+     naive lowering */
+  const struct Plan *plan;
 } VerifyOpts;
 
 /* `tilesmith verify`: returns 0 if every trial passed, 1 otherwise (also when

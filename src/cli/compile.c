@@ -1,0 +1,33 @@
+/*
+ * compile.c: the program `opt` emits, shared by tiles, verify, opt and
+ * explain: the searched plan lowered to tiles, or with --naive the naive
+ * lowering.  Internal errors (a plan the lowering cannot realize, a broken
+ * tile invariant) are printed and give NULL.
+ */
+#include "cli.h"
+
+TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
+  Compiled local;
+  if (!out) out = &local;
+  memset(out, 0, sizeof *out);
+  out->g = g;
+  if (o->naive) {
+    out->tp = tile_lower(g, dt);
+  } else {
+    SearchOpts so = {.gpu = o->gpu_profile};
+    out->plan = plan_search(g, dt, &so, &out->stats);
+    out->tp = tile_lower_plan(out->plan);
+    if (!out->tp) {
+      for (int i = 0; i < out->plan->kernels.len; i++)
+        if (out->plan->kernels.data[i]->why[0])
+          fprintf(stderr, "tilesmith: internal error: kernel %d: %s\n", i, out->plan->kernels.data[i]->why);
+      fprintf(stderr, "tilesmith: internal error: the searched plan could not be lowered\n");
+      return NULL;
+    }
+  }
+  if (!tile_check(out->tp, stderr)) {
+    fprintf(stderr, "tilesmith: internal error: the lowering broke a tile invariant\n");
+    return NULL;
+  }
+  return out->tp;
+}

@@ -1,0 +1,279 @@
+/*
+ * cost.c: the analytic cost of tile programs (see cost.h for the model).
+ *
+ * Calibration constants, measured on the H200 (docs/BENCHMARKS.md): a
+ * device copy reaches 0.88 of the datasheet bandwidth, a bf16 matrix
+ * product 0.80 of the datasheet tensor-core rate (cuBLAS, 8192^3), and
+ * TileLang's textbook GEMM 0.63 (128x256 tiles), 0.53 (128x128) and 0.11
+ * (64x64) of it: the tile-size derating interpolates those in log2 of the
+ * tile's area.  Re-reads of a tile by other blocks miss L2 at MISS_RATE.
+ * Half the SMs saturate HBM; fewer blocks than SMs leave the rest idle.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cost.h"
+
+#define MEM_EFF 0.88
+#define TC_EFF 0.80
+#define MISS_RATE 0.15
+
+static const Gpu gpus[GPU_COUNT] = {
+#define X(id, nm, sms_, bw_, tc_, fp_, sfu_, ghz, smem_, regs_, thr, l2_, launch_) \
+  [GPU_##id] = {nm, sms_, bw_ * 1e12, tc_ * 1e12, fp_ * 1e12, (double)(sfu_) * (sms_) * (ghz) * 1e9, (smem_) * 1024, regs_, thr, (l2_) * 1048576.0, (launch_) * 1e-6},
+#include "gpus.def"
+#undef X
+};
+
+const Gpu *gpu_get(GpuId id) { return &gpus[id]; }
+
+const Gpu *gpu_find(const char *name) {
+  for (int i = 0; i < GPU_COUNT; i++)
+    if (!strcmp(gpus[i].name, name)) return &gpus[i];
+  return NULL;
+}
+
+static double dtype_bytes(DType t) {
+  switch (t) {
+  case DT_F32:
+  case DT_I32: return 4;
+  case DT_F16:
+  case DT_BF16: return 2;
+  case DT_I64: return 8;
+  case DT_BOOL: return 1;
+  }
+  return 4;
+}
+
+typedef struct Acc {
+  const TileProgram *tp;
+  const Kernel *k;
+  double *gload;          /* per global: elements loaded (per block) */
+  double tc, fp, sfu;     /* per block */
+  double mults;           /* current trip multiplier */
+  double tile_area;       /* largest gemm tile (M * N) */
+} Acc;
+
+static void count_expr(Acc *a, const SExpr *e, double elems) {
+  if (!e) return;
+  switch (e->kind) {
+  case SX_INT:
+  case SX_REAL:
+  case SX_VAR: return;
+  case SX_LOAD:
+    if (e->buf->id >= 0 && e->buf->id < a->tp->globals.len) a->gload[e->buf->id] += elems * a->mults;
+    for (int i = 0; i < e->nidx; i++) count_expr(a, e->idx[i], elems);
+    return;
+  case SX_TILE:
+    for (int i = 0; i < e->nidx; i++) count_expr(a, e->idx[i], elems);
+    return;
+  case SX_IDX:
+    count_expr(a, e->a[0], elems);
+    count_expr(a, e->a[1], elems);
+    return;
+  case SX_OP:
+    switch (e->op) {
+    case OP_EXP:
+    case OP_LOG:
+    case OP_TANH:
+    case OP_ERF:
+    case OP_SIGMOID:
+    case OP_RSQRT:
+    case OP_SQRT:
+    case OP_POW: a->sfu += elems * a->mults; break;
+    default: a->fp += elems * a->mults; break;
+    }
+    for (int i = 0; i < e->n && i < 3; i++) count_expr(a, e->a[i], elems);
+    return;
+  }
+}
+
+static double buf_elems(const TBuf *b) {
+  double n = 1;
+  for (int d = 0; d < b->shape.rank; d++) n *= (double)b->shape.d[d].n;
+  return n;
+}
+
+/* the mean trip count of a loop over the kernel's blocks (sampled: at most
+   4096 blocks, evenly spaced) with outer loop variables at 0 */
+static double mean_trips(const Kernel *k, const Stmt *lp) {
+  double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
+  int64_t n = blocks > 4096 ? 4096 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
+  if (step < 1) step = 1;
+  double sum = 0;
+  int64_t vars[TV_COUNT] = {0};
+  for (int64_t s = 0; s < n; s++) {
+    int64_t b = s * step;
+    vars[TV_BX] = b % k->grid[0];
+    vars[TV_BY] = (b / k->grid[0]) % k->grid[1];
+    vars[TV_BZ] = b / (k->grid[0] * k->grid[1]);
+    int64_t lo, hi;
+    if (sexpr_eval_index(lp->lo, vars, &lo) && sexpr_eval_index(lp->hi, vars, &hi)) sum += (double)(hi > lo ? hi - lo : 0);
+  }
+  return n ? sum / (double)n : 0;
+}
+
+static void count_list(Acc *a, const StmtList *l);
+
+static void count_stmt(Acc *a, const Stmt *s) {
+  switch (s->kind) {
+  case ST_FILL: return;
+  case ST_MAP: {
+    double n = buf_elems(s->dst);
+    count_expr(a, s->value, n);
+    count_expr(a, s->other, 0);
+    return;
+  }
+  case ST_GEMM: {
+    double m = (double)s->dst->shape.d[0].n, nn = (double)s->dst->shape.d[1].n;
+    double kk = (double)s->a->shape.d[s->trans_a ? 0 : 1].n;
+    a->tc += 2 * m * nn * kk * a->mults;
+    if (m * nn > a->tile_area) a->tile_area = m * nn;
+    return;
+  }
+  case ST_REDUCE: a->fp += buf_elems(s->a) * a->mults; return;
+  case ST_STORE:
+  case ST_ATOMIC_ADD: {
+    double n = (double)s->ext[0] * (double)s->ext[1];
+    count_expr(a, s->value, n);
+    if (s->global->id >= 0 && s->global->id < a->tp->globals.len) a->gload[s->global->id] -= 0; /* stores: below */
+    return;
+  }
+  case ST_LOOP: {
+    double t = mean_trips(a->k, s), saved = a->mults;
+    a->mults *= t;
+    count_list(a, &s->body);
+    a->mults = saved;
+    return;
+  }
+  case ST_IF: { /* the costlier branch */
+    count_list(a, s->body.len >= s->orelse.len ? &s->body : &s->orelse);
+    return;
+  }
+  }
+}
+
+static void count_list(Acc *a, const StmtList *l) {
+  for (int i = 0; i < l->len; i++) count_stmt(a, l->data[i]);
+}
+
+typedef struct Stores { const TileProgram *tp; const Kernel *k; double *gstore; double mults; } Stores;
+
+static void count_stores(Stores *st, const StmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (s->kind == ST_STORE || s->kind == ST_ATOMIC_ADD) {
+      st->gstore[s->global->id] += (double)s->ext[0] * (double)s->ext[1] * st->mults;
+    } else if (s->kind == ST_LOOP) {
+      double saved = st->mults;
+      st->mults *= mean_trips(st->k, s);
+      count_stores(st, &s->body);
+      st->mults = saved;
+    } else if (s->kind == ST_IF) {
+      count_stores(st, s->body.len >= s->orelse.len ? &s->body : &s->orelse);
+    }
+  }
+}
+
+/* shared memory and registers of a block; tiles loaded in a pipelined loop count once per stage */
+static void block_resources(const Kernel *k, double *smem, double *regs) {
+  *smem = 0;
+  *regs = 0;
+  for (int b = 0; b < k->bufs.len; b++) {
+    const TBuf *t = k->bufs.data[b];
+    double bytes = buf_elems(t) * dtype_bytes(t->dtype);
+    if (t->scope == SCOPE_SHARED) *smem += bytes * 2;
+    else *regs += buf_elems(t);
+  }
+  *regs = *regs / (k->threads > 0 ? k->threads : 128) + 32;
+}
+
+/* tensor-core efficiency by tile area (TileLang's textbook GEMM on the H200) */
+static double tile_eff(double area) {
+  if (area <= 0) return 0.5;
+  double e = 0.11 + (log2(area) - 12) * 0.21;
+  return e < 0.03 ? 0.03 : e > 0.63 ? 0.63 : e;
+}
+
+void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelCost *out) {
+  memset(out, 0, sizeof *out);
+  int ng = tp->globals.len;
+  double gload[512] = {0}, gstore[512] = {0};
+  if (ng > 512) ng = 512;
+  Acc a = {.tp = tp, .k = k, .gload = gload, .mults = 1};
+  count_list(&a, &k->body);
+  Stores st = {tp, k, gstore, 1};
+  count_stores(&st, &k->body);
+  double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
+  out->blocks = blocks;
+  for (int g = 0; g < ng; g++) {
+    const TBuf *b = tp->globals.data[g];
+    double size = 1;
+    for (int d = 0; d < b->shape.rank; d++) size *= (double)b->shape.d[d].n;
+    double eb = dtype_bytes(b->dtype);
+    double ld = gload[g] * blocks * eb, sd = gstore[g] * blocks * eb;
+    out->loads += ld;
+    out->stores += sd;
+    /* footprint: what is touched, at most the tensor (a gather touches less) */
+    double touched = 0;
+    if (ld > 0) touched += fmin(ld, size * eb);
+    if (sd > 0) touched += fmin(sd, size * eb);
+    out->footprint += touched;
+  }
+  double extra = out->loads + out->stores - out->footprint;
+  out->hbm = out->footprint + (extra > 0 ? extra : 0) * MISS_RATE;
+  out->tc_flops = a.tc * blocks;
+  out->fp_flops = a.fp * blocks;
+  out->sfu_ops = a.sfu * blocks;
+  double smem, regs;
+  block_resources(k, &smem, &regs);
+  out->smem = smem;
+  int thr = k->threads > 0 ? k->threads : 128;
+  double per = 32;
+  if (smem > 0) per = fmin(per, floor(gpu->smem / smem));
+  per = fmin(per, floor((double)gpu->threads / thr));
+  per = fmin(per, floor((double)gpu->regs / (fmin(regs, 255) * thr)));
+  double spill = regs > 255 ? regs / 255.0 : 1; /* spilled registers: slower */
+  if (per < 1) {
+    /* does not fit on an SM: unusable */
+    out->per_sm = 0;
+    out->seconds = INFINITY;
+    return;
+  }
+  out->per_sm = (int)per;
+  double slots = gpu->sms * per, fill = fmin(1, blocks / gpu->sms);
+  double waves = ceil(blocks / slots), tail = blocks >= slots ? (blocks / slots) / waves : 1;
+  out->waves_eff = tail * fill;
+  out->mem_s = out->hbm / (gpu->bw * MEM_EFF * fmin(1, 2 * fill));
+  out->compute_s = (out->tc_flops / (gpu->tc * TC_EFF * tile_eff(a.tile_area)) + out->fp_flops / gpu->fp +
+                    out->sfu_ops / gpu->sfu) / fill * spill;
+  out->seconds = fmax(out->mem_s, out->compute_s) / tail + gpu->launch;
+}
+
+double cost_program(const TileProgram *tp, const Gpu *gpu, KernelCost *out) {
+  double t = 0;
+  for (int k = 0; k < tp->kernels.len; k++) {
+    KernelCost c;
+    cost_kernel(tp, tp->kernels.data[k], gpu, &c);
+    if (out) out[k] = c;
+    t += c.seconds;
+  }
+  return t;
+}
+
+double cost_floor(const Graph *g, DType dt, const Gpu *gpu, double *flops, double *bytes) {
+  double f = 0, b = 0, eb = dtype_bytes(dt);
+  for (int i = 0; i < g->nnodes; i++) {
+    const Node *n = g->nodes[i];
+    if (n->op == OP_MATMUL) {
+      const Shape *a = &n->in[0]->shape;
+      f += 2 * (double)shape_numel(&n->shape) * (double)a->d[a->rank - 1].n;
+    }
+  }
+  for (int i = 0; i < g->ninputs; i++)
+    b += (double)shape_numel(&g->inputs[i]->shape) * (g->inputs[i]->kind == EK_REAL ? eb : 8);
+  b += (double)shape_numel(&g->output->shape) * eb;
+  if (flops) *flops = f;
+  if (bytes) *bytes = b;
+  return fmax(f / (gpu->tc * TC_EFF), b / (gpu->bw * MEM_EFF));
+}

@@ -1,0 +1,1001 @@
+/*
+ * lower_plan.c: a plan becomes a tile program.
+ *
+ * Naive kernels go through lower.c's rules (so the naive plan reproduces
+ * the naive lowering byte for byte).  A fused kernel is lowered from its
+ * axes and its stream law (stream.c):
+ *
+ *   grid     every GRID axis is tiled; its blocks are placed on CUDA's grid
+ *            (x innermost, the output's last dimension first), folded into
+ *            one grid dimension where CUDA's limits require (grid_place);
+ *   tiles    a member gets a tile buffer when a tile statement needs it
+ *            whole: a loop-carried state (float32 fragment), a matrix
+ *            product's result (float32), a reduction's operand (float32,
+ *            reduced axis last), a product's operands (storage type:
+ *            shared when read from memory, a fragment when computed); every
+ *            other member is inlined into the expressions that read it;
+ *   lists    statements go where their inputs exist: `pre` (before any
+ *            loop), the body of pass p's loop over the stream axis (a
+ *            member that varies along it), or after pass p (a member that
+ *            reads pass p's states and does not vary);
+ *   states   fill with the monoid's identity before the first pass; each
+ *            iteration of its pass folds in one tile: amax/amin by a
+ *            reduce into the state, a sum by a reduce, a product by a
+ *            gemm; a state under the exponential law is first rescaled by
+ *            exp(c·(D_prev − D_safe)) and its terms use D_safe (the running
+ *            max, −∞ read as 0); factors that left the loop multiply the
+ *            state where it is read;
+ *   masks    a select on an index predicate (causal, window) bounds the
+ *            stream loop: tiles where the predicate is false everywhere are
+ *            neutral (stream.c) and fall outside [lo, hi), computed by
+ *            interval arithmetic on the predicate's affine form; a map
+ *            holding the select is emitted twice, under a block-uniform if
+ *            that takes the unmasked copy on tiles where the predicate is
+ *            true everywhere;
+ *   tails    a tile that overhangs its axis is masked: loads read the
+ *            consumer's identity (0 for products and sums, −∞ for amax),
+ *            stores skip the overhang.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+enum { L_PRE = 0 }; /* statement lists: 0 pre; 1 + 2p the loop body of pass p; 2 + 2p after pass p */
+#define NLISTS (1 + 2 * PLAN_MAX_PASSES)
+static int list_body(int p) { return 1 + 2 * p; }
+static int list_after(int p) { return 2 + 2 * p; }
+static bool is_body(int l) { return l % 2 == 1; }
+
+typedef enum { SUB_NONE, SUB_SAFE, SUB_KEEP } SubKind;
+
+typedef struct OpTile { const Node *n; int8_t ax[2]; bool trans; int list; DType dt; TBuf *buf; } OpTile;
+
+typedef struct LP {
+  Arena *a;
+  Graph *g;
+  Plan *p;
+  TileProgram *tp;
+  PKernel *pk;
+  Kernel *k;
+  int nn;
+  /* per node: its float32 tile in this kernel, the tile's axes, the list it
+     was computed in and the law state it was computed under */
+  TBuf **tile;
+  int8_t (*tax)[2];
+  int *tlist;
+  const Node **tdep;
+  /* per node: a substitution while building expressions */
+  SubKind *sub;
+  int8_t *sub_keep;
+  StmtList lists[NLISTS];
+  int cur;              /* the list statements go to */
+  StmtList *target;     /* ... unless a nested loop's body takes them */
+  int pass;             /* the pass being built (-1 outside loops) */
+  const PState *st;     /* the state whose update is being built */
+  SExpr *base[PLAN_MAX_AXES];
+  int dom[2];           /* the axes i and j iterate in the statement being built */
+  TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
+  OpTile optiles[32];
+  int noptiles;
+  /* masks of the pass being built */
+  int nmask;
+  const Node *mask_sel[4];
+  SExpr *mask_true[4];
+  bool saw_mask;
+  int ntile;
+  bool failed;
+  char why[200];
+} LP;
+
+static void lp_fail(LP *L, const char *why) {
+  if (!L->failed) snprintf(L->why, sizeof L->why, "%s", why);
+  L->failed = true;
+}
+
+static SExpr *I(LP *L, int64_t v) { return sx_int(L->a, v); }
+static SExpr *IX(LP *L, IdxOp op, SExpr *x, SExpr *y) { return sx_idx(L->a, op, x, y); }
+static SExpr *OPX(LP *L, Op op, ElemKind ek, SExpr *x, SExpr *y) {
+  SExpr *args[2] = {x, y};
+  return sx_op(L->a, op, ek, args, y ? 2 : 1);
+}
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static Stmt *emit(LP *L, StmtKind kind) {
+  Stmt *s = arena_alloc(L->a, sizeof *s);
+  s->kind = kind;
+  vec_push(L->a, L->target ? L->target : &L->lists[L->cur], s);
+  return s;
+}
+
+static const PState *state_info(LP *L, const Node *n) {
+  for (int i = 0; i < L->pk->nstates; i++)
+    if (L->pk->states[i].node == n) return &L->pk->states[i];
+  return NULL;
+}
+
+static int state_index(LP *L, const Node *n) {
+  for (int i = 0; i < L->pk->nstates; i++)
+    if (L->pk->states[i].node == n) return i;
+  return -1;
+}
+
+/* ---- axes and statement domains ---- */
+
+static int64_t extent(LP *L, int a) { return L->pk->ax[a].tile; }
+
+/* the axes of node n a tile of it spans (extent above 1), in dimension order;
+   returns how many (3: too many) */
+static int tile_axes(LP *L, const Node *n, int8_t out[2]) {
+  int c = 0;
+  out[0] = out[1] = -1;
+  for (int d = 0; d < n->shape.rank; d++) {
+    int a = L->pk->dimax[n->id][d];
+    if (a < 0 || extent(L, a) <= 1 || (c && out[0] == a)) continue;
+    if (c >= 2) return 3;
+    out[c++] = (int8_t)a;
+  }
+  return c;
+}
+
+/* a product's tile is a matrix whatever its extents: (rows, columns), an
+   axis -1 where the dimension has size 1 */
+static bool is_prod(const Node *n) { return op_info[n->op].cls == OPC_MATMUL; }
+
+static void node_axes(LP *L, const Node *n, int8_t out[2]) {
+  if (is_prod(n)) {
+    int r = n->shape.rank;
+    out[0] = (int8_t)L->pk->dimax[n->id][r - 2];
+    out[1] = (int8_t)L->pk->dimax[n->id][r - 1];
+    return;
+  }
+  tile_axes(L, n, out);
+}
+
+static void set_dom(LP *L, const int8_t ax[2]) {
+  L->dom[0] = ax[0];
+  L->dom[1] = ax[1];
+}
+
+static SExpr *coord(LP *L, int a) {
+  if (a == L->dom[0]) return sx_var(L->a, TV_I);
+  if (a == L->dom[1]) return sx_var(L->a, TV_J);
+  if (extent(L, a) > 1) lp_fail(L, "internal: a statement reads along an axis it does not iterate");
+  return I(L, 0);
+}
+
+/* the global index along axis a in the current statement */
+static SExpr *gidx(LP *L, int a) { return IX(L, IX_ADD, L->base[a], coord(L, a)); }
+
+/* "in range along a" for an overhanging tile; NULL when the tiles divide the axis */
+static SExpr *in_range(LP *L, int a) {
+  const PAxis *ax = &L->pk->ax[a];
+  if (ax->size % extent(L, a) == 0) return NULL;
+  return IX(L, IX_LT, gidx(L, a), I(L, ax->size));
+}
+
+static SExpr *and_mask(LP *L, SExpr *m, SExpr *c) { return !c ? m : !m ? c : IX(L, IX_AND, m, c); }
+
+static SExpr *dom_mask(LP *L, const int8_t ax[2]) {
+  SExpr *mask = NULL;
+  for (int c = 0; c < 2; c++)
+    if (ax[c] >= 0) mask = and_mask(L, mask, in_range(L, ax[c]));
+  return mask;
+}
+
+/* the index vector of member n in the current statement */
+static void member_idx(LP *L, const Node *n, SExpr **idx) {
+  for (int d = 0; d < n->shape.rank; d++) {
+    int a = L->pk->dimax[n->id][d];
+    idx[d] = a < 0 ? I(L, 0) : gidx(L, a);
+  }
+}
+
+/* ---- expressions ---- */
+
+static SExpr *tile_read(LP *L, const Node *n) {
+  TBuf *t = L->tile[n->id];
+  int8_t *ax = L->tax[n->id];
+  SExpr *i = ax[0] >= 0 ? coord(L, ax[0]) : I(L, 0);
+  if (t->shape.rank == 1) return sx_tile(L->a, t, i, NULL);
+  return sx_tile(L->a, t, i, ax[1] >= 0 ? coord(L, ax[1]) : I(L, 0));
+}
+
+static SExpr *value_of(LP *L, const Node *n, SExpr **idx, bool top);
+
+static SExpr *expr_of(LP *L, const Node *n) {
+  SExpr *idx[TS_MAX_RANK];
+  member_idx(L, n, idx);
+  return value_of(L, n, idx, false);
+}
+
+/* a state's value where it is read: its tile times the factors that left the loop */
+static SExpr *state_value(LP *L, const Node *n) {
+  const PState *st = state_info(L, n);
+  SExpr *v = tile_read(L, n);
+  if (L->st == st) return v; /* inside its own update */
+  for (int i = 0; i < st->npost; i++)
+    v = OPX(L, st->post[i].sign > 0 ? OP_MUL : OP_DIV, EK_REAL, v, expr_of(L, st->post[i].f));
+  return v;
+}
+
+static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
+  LP *L = p->ud;
+  if (!L->pk->member[n->id]) return NULL;
+  for (int q = 0; q < L->nmask; q++)
+    if (L->mask_sel[q] == n && L->sub[n->id] == SUB_NONE) L->saw_mask = true;
+  switch (L->sub[n->id]) {
+  case SUB_NONE: break;
+  case SUB_SAFE: { /* the running max, −∞ read as 0 */
+    SExpr *eq = OPX(L, OP_EQ, EK_BOOL, tile_read(L, n), sx_real(L->a, n->op == OP_AMAX ? -INFINITY : INFINITY));
+    SExpr *args[3] = {eq, sx_real(L->a, 0), tile_read(L, n)};
+    return sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
+  }
+  case SUB_KEEP: {
+    SExpr *sub[TS_MAX_RANK];
+    const Node *x = n->in[L->sub_keep[n->id]];
+    tile_broadcast_index(&x->shape, &n->shape, idx, sub, L->a);
+    return tile_pointwise(p, x, sub, false);
+  }
+  }
+  if (!L->tile[n->id]) return NULL;
+  if (state_info(L, n)) return state_value(L, n);
+  OpClass c = op_info[n->op].cls;
+  if (top && c != OPC_REDUCE && c != OPC_MATMUL) return NULL; /* a map computing n itself */
+  return tile_read(L, n);
+}
+
+static SExpr *value_of(LP *L, const Node *n, SExpr **idx, bool top) {
+  Pw p = {.a = L->a, .tp = L->tp, .k = L->k, .hook = hook, .ud = L, .computed = L->pk->member};
+  SExpr *e = tile_pointwise(&p, n, idx, top);
+  if (p.failed) {
+    char why[120];
+    snprintf(why, sizeof why, "internal: %%%d (%s) is read before it is computed", p.failed->id, op_info[p.failed->op].name);
+    lp_fail(L, why);
+  }
+  return e;
+}
+
+static double identity_of(Op op) {
+  return op == OP_SUM ? 0.0 : op == OP_AMAX ? -INFINITY : op == OP_AMIN ? INFINITY : 0.0;
+}
+
+/* ---- tiles ---- */
+
+/* a tile over axes ax (a matrix with mat: extent 1 where an axis is -1) */
+static TBuf *new_tile(LP *L, const char *what, Scope scope, DType dt, const int8_t ax[2], bool mat) {
+  TBuf *b = arena_alloc(L->a, sizeof *b);
+  b->id = L->k->bufs.len;
+  b->name = arena_printf(L->a, "%s%d", what, L->ntile++);
+  b->scope = scope;
+  b->dtype = dt;
+  b->shape.rank = mat || ax[1] >= 0 ? 2 : 1;
+  b->shape.d[0].n = ax[0] >= 0 ? extent(L, ax[0]) : 1;
+  if (b->shape.rank == 2) b->shape.d[1].n = ax[1] >= 0 ? extent(L, ax[1]) : 1;
+  vec_push(L->a, &L->k->bufs, b);
+  return b;
+}
+
+/* MAP dst := (the value of n, or v) over axes ax, overhang masked to `other`;
+   a map that reads a mask select of this pass is emitted twice, under an
+   if that takes the unmasked copy on tiles where every mask is all true */
+static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr **idx, SExpr *v, double other) {
+  set_dom(L, ax);
+  L->saw_mask = false;
+  if (n) v = value_of(L, n, idx, true);
+  Stmt *m = arena_alloc(L->a, sizeof *m);
+  m->kind = ST_MAP;
+  m->dst = dst;
+  m->value = v;
+  SExpr *mask = dom_mask(L, ax);
+  if (mask) m->mask = mask, m->other = sx_real(L->a, other);
+  Stmt *put = m;
+  if (n && L->saw_mask) {
+    SExpr *cond = NULL;
+    for (int q = 0; q < L->nmask; q++) {
+      L->sub[L->mask_sel[q]->id] = SUB_KEEP;
+      L->sub_keep[L->mask_sel[q]->id] = 1;
+      cond = and_mask(L, cond, L->mask_true[q]);
+    }
+    Stmt *um = arena_alloc(L->a, sizeof *um);
+    *um = *m;
+    um->value = value_of(L, n, idx, true);
+    for (int q = 0; q < L->nmask; q++) L->sub[L->mask_sel[q]->id] = SUB_NONE;
+    put = arena_alloc(L->a, sizeof *put);
+    put->kind = ST_IF;
+    put->cond = cond;
+    vec_push(L->a, &put->body, um);
+    vec_push(L->a, &put->orelse, m);
+  }
+  vec_push(L->a, L->target ? L->target : &L->lists[L->cur], put);
+}
+
+/* the states member n reads (through members that are not states): the latest pass */
+static int last_pass_read(LP *L, const Node *n) {
+  int last = -1;
+  bool *seen = arena_alloc(L->a, sizeof(bool) * (size_t)L->nn);
+  const Node **stack = arena_alloc(L->a, sizeof(Node *) * (size_t)L->nn);
+  int sp = 0;
+  stack[sp++] = n;
+  seen[n->id] = true;
+  while (sp) {
+    const Node *m = stack[--sp];
+    for (int i = 0; i < m->nin; i++) {
+      const Node *x = m->in[i];
+      if (!L->pk->member[x->id] || seen[x->id]) continue;
+      seen[x->id] = true;
+      const PState *xs = state_info(L, x);
+      if (xs) last = xs->pass > last ? xs->pass : last;
+      else stack[sp++] = x;
+    }
+  }
+  return last;
+}
+
+/* does member n read state D (through members that are not states)? */
+static bool reads_state(LP *L, const Node *n, const Node *D) {
+  if (!D) return false;
+  bool *seen = arena_alloc(L->a, sizeof(bool) * (size_t)L->nn);
+  const Node **stack = arena_alloc(L->a, sizeof(Node *) * (size_t)L->nn);
+  int sp = 0;
+  stack[sp++] = n;
+  while (sp) {
+    const Node *m = stack[--sp];
+    for (int i = 0; i < m->nin; i++) {
+      const Node *x = m->in[i];
+      if (x == D) return true;
+      if (!L->pk->member[x->id] || seen[x->id] || state_info(L, x)) continue;
+      seen[x->id] = true;
+      stack[sp++] = x;
+    }
+  }
+  return false;
+}
+
+/* where a non-state member's tile is computed */
+static int home(LP *L, const Node *n) {
+  if (pk_varies(L->pk, n)) return L->cur;
+  int last = last_pass_read(L, n);
+  return last < 0 ? L_PRE : list_after(last);
+}
+
+static void compute_tile(LP *L, const Node *n);
+
+/* Make sure member n's tile is computed where the current statement can read it. */
+static void ensure(LP *L, const Node *n) {
+  if (state_info(L, n)) return; /* updated by its pass */
+  int want = home(L, n);
+  if (pk_varies(L->pk, n) && !is_body(want)) {
+    char why[120];
+    snprintf(why, sizeof why, "internal: the per-tile value %%%d (%s) is needed outside the stream loop", n->id,
+             op_info[n->op].name);
+    lp_fail(L, why);
+    return;
+  }
+  const Node *dep = L->st && is_body(want) && reads_state(L, n, L->st->dep) ? L->st->dep : NULL;
+  if (L->tile[n->id] && L->tlist[n->id] == want && L->tdep[n->id] == dep) return;
+  int saved = L->cur, d0 = L->dom[0], d1 = L->dom[1];
+  StmtList *saved_target = L->target;
+  const PState *saved_st = L->st;
+  if (want != L->cur) L->target = NULL, L->st = NULL;
+  L->cur = want;
+  compute_tile(L, n);
+  L->tlist[n->id] = want;
+  L->tdep[n->id] = dep;
+  L->cur = saved, L->target = saved_target, L->st = saved_st;
+  L->dom[0] = d0, L->dom[1] = d1;
+}
+
+/* Compute every member tile the expression of n will read (n itself expanded). */
+static void ensure_inputs(LP *L, const Node *n, bool top) {
+  if (!L->pk->member[n->id]) return;
+  if (L->sub[n->id] == SUB_SAFE) return;
+  if (L->sub[n->id] == SUB_KEEP) {
+    ensure_inputs(L, n->in[L->sub_keep[n->id]], false);
+    return;
+  }
+  const PState *st = state_info(L, n);
+  if (st) { /* updated by its pass; where it is read, only its post factors */
+    if (L->st != st)
+      for (int i = 0; i < st->npost; i++) ensure_inputs(L, st->post[i].f, false);
+    return;
+  }
+  OpClass c = op_info[n->op].cls;
+  if (!top && (c == OPC_REDUCE || c == OPC_MATMUL || L->tile[n->id])) {
+    ensure(L, n);
+    return;
+  }
+  for (int i = 0; i < n->nin; i++) ensure_inputs(L, n->in[i], false);
+}
+
+/* the list an operand tile belongs to: loaded per iteration if it moves
+   along the stream or an inner loop, else once, where its inputs exist */
+static bool axis_moves(LP *L, int a) {
+  return a >= 0 && (L->pk->ax[a].role == AX_STREAM || L->pk->ax[a].role == AX_INNER);
+}
+
+/* a product's operand tile in the storage type: A [m, k], B [k, n]
+   (B = xᵀ read from memory is loaded as x's [n, k] tile, transposed by the gemm) */
+static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
+  const Node *x = mm->in[o];
+  int r = mm->shape.rank, red = L->pk->redax[mm->id];
+  int row = L->pk->dimax[mm->id][r - 2], col = L->pk->dimax[mm->id][r - 1];
+  int8_t ax[2] = {(int8_t)(o == 0 ? row : red), (int8_t)(o == 0 ? red : col)};
+  bool in_mem = !L->pk->member[x->id];
+  *trans = false;
+  int xr = x->shape.rank;
+  if (o == 1 && in_mem && x->op == OP_PERMUTE && xr >= 2) {
+    bool last2 = x->perm[xr - 1] == xr - 2 && x->perm[xr - 2] == xr - 1;
+    for (int d = 0; d < xr - 2; d++) last2 &= x->perm[d] == d;
+    *trans = last2;
+  }
+  int8_t tax[2] = {ax[0], ax[1]};
+  if (*trans) tax[0] = ax[1], tax[1] = ax[0];
+  /* where: per iteration if it moves, else once before the loops */
+  int list = L->cur;
+  bool moves = axis_moves(L, ax[0]) || axis_moves(L, ax[1]);
+  if (!in_mem) moves |= pk_varies(L->pk, x);
+  StmtList *saved_target = L->target;
+  int saved_cur = L->cur;
+  if (!moves && in_mem) list = L_PRE;
+  if (!moves && !in_mem) {
+    int last = last_pass_read(L, x);
+    list = last < 0 ? L_PRE : list_after(last);
+  }
+  for (int i = 0; i < L->noptiles; i++) {
+    OpTile *t = &L->optiles[i];
+    if (t->n == x && t->ax[0] == tax[0] && t->ax[1] == tax[1] && t->trans == *trans && t->list == list &&
+        (list != L->cur || !L->target))
+      return t->buf;
+  }
+  if (list != L->cur) L->target = NULL, L->cur = list;
+  if (!in_mem) ensure_inputs(L, x, true);
+  bool shared = in_mem || o == 1;
+  TBuf *t = new_tile(L, o == 0 ? "A" : "B", shared ? SCOPE_SHARED : SCOPE_FRAGMENT, L->tp->dtype, tax, true);
+  set_dom(L, tax);
+  /* the operand's index: mm's batch axes, then (row, red) or (red, col) */
+  SExpr *full[TS_MAX_RANK], *idx[TS_MAX_RANK];
+  for (int d = 0; d < r - 2; d++) {
+    int a = L->pk->dimax[mm->id][d];
+    full[d] = a < 0 ? I(L, 0) : gidx(L, a);
+  }
+  full[r - 2] = ax[0] >= 0 ? gidx(L, ax[0]) : I(L, 0);
+  full[r - 1] = ax[1] >= 0 ? gidx(L, ax[1]) : I(L, 0);
+  Shape ms = mm->shape;
+  ms.d[r - 2] = x->shape.d[xr - 2];
+  ms.d[r - 1] = x->shape.d[xr - 1];
+  tile_broadcast_index(&x->shape, &ms, full, idx, L->a);
+  if (*trans) {
+    SExpr *sub[TS_MAX_RANK];
+    for (int d = 0; d < xr; d++) sub[x->perm[d]] = idx[d];
+    emit_map(L, t, tax, NULL, NULL, value_of(L, x->in[0], sub, false), 0.0);
+  } else if (in_mem) {
+    emit_map(L, t, tax, NULL, NULL, value_of(L, x, idx, false), 0.0);
+  } else {
+    emit_map(L, t, tax, x, idx, NULL, 0.0);
+  }
+  L->target = saved_target, L->cur = saved_cur;
+  if (L->noptiles < 32) L->optiles[L->noptiles++] = (OpTile){x, {tax[0], tax[1]}, *trans, list, L->tp->dtype, t};
+  return t;
+}
+
+/* acc += A ⬝ B over mm's reduced axis; an INNER axis loops over it (k1) */
+static void emit_product(LP *L, const Node *mm, TBuf *acc) {
+  int red = L->pk->redax[mm->id];
+  StmtList *saved = L->target;
+  Stmt *lp = NULL;
+  SExpr *saved_base = L->base[red];
+  int saved_nop = L->noptiles;
+  if (L->pk->ax[red].role == AX_INNER) {
+    lp = emit(L, ST_LOOP);
+    lp->var = TV_K1;
+    lp->lo = I(L, 0);
+    lp->hi = I(L, cdiv(L->pk->ax[red].size, L->pk->ax[red].tile));
+    lp->stages = L->pk->stages ? L->pk->stages : 2;
+    L->base[red] = IX(L, IX_MUL, sx_var(L->a, TV_K1), I(L, L->pk->ax[red].tile));
+    L->target = &lp->body;
+  }
+  bool ta, tb;
+  TBuf *A = operand_tile(L, mm, 0, &ta), *B = operand_tile(L, mm, 1, &tb);
+  if (!A || !B) return;
+  Stmt *g = emit(L, ST_GEMM);
+  g->dst = acc, g->a = A, g->b = B, g->trans_a = ta, g->trans_b = tb;
+  if (lp) {
+    L->target = saved;
+    L->base[red] = saved_base;
+    L->noptiles = saved_nop; /* tiles of the inner loop are not reusable outside it */
+  }
+}
+
+/* the tile of a reduction's operand, the reduced axis last */
+static TBuf *reduce_source(LP *L, const Node *r) {
+  const Node *x = r->in[0];
+  int red = L->pk->redax[r->id];
+  int8_t keep[2];
+  if (tile_axes(L, r, keep) > 1) {
+    lp_fail(L, "a reduction whose result spans two tile axes");
+    return NULL;
+  }
+  int8_t ax[2] = {keep[0], (int8_t)red}; /* a matrix: [1, n] when the result is one value a block */
+  bool member = L->pk->member[x->id];
+  if (member) {
+    int8_t nat[2];
+    tile_axes(L, x, nat);
+    /* a member whose own tile has this layout is computed once and shared */
+    if (nat[0] == ax[0] && nat[1] == ax[1] && op_info[x->op].cls != OPC_REDUCE && op_info[x->op].cls != OPC_MATMUL) {
+      const Node *dep = L->st && reads_state(L, x, L->st->dep) ? L->st->dep : NULL;
+      if (!L->tile[x->id] || L->tlist[x->id] != home(L, x) || L->tdep[x->id] != dep) L->tile[x->id] = NULL;
+      ensure_inputs(L, x, false);
+      if (!L->tile[x->id]) { /* ensure_inputs on a non-tile member expands; make the tile */
+        ensure(L, x);
+      }
+      return L->tile[x->id];
+    }
+    ensure_inputs(L, x, true);
+  }
+  TBuf *t = new_tile(L, "red", SCOPE_FRAGMENT, DT_F32, ax, true);
+  set_dom(L, ax);
+  SExpr *idx[TS_MAX_RANK];
+  if (member) {
+    member_idx(L, x, idx);
+  } else {
+    for (int d = 0; d < x->shape.rank; d++) {
+      int a = d == r->axis ? red : L->pk->dimax[r->id][d];
+      idx[d] = a < 0 ? I(L, 0) : gidx(L, a);
+    }
+  }
+  if (member) emit_map(L, t, ax, x, idx, NULL, identity_of(r->op));
+  else emit_map(L, t, ax, NULL, NULL, value_of(L, x, idx, false), identity_of(r->op));
+  return t;
+}
+
+/* compute a non-state member's tile into the current list */
+static void compute_tile(LP *L, const Node *n) {
+  int8_t ax[2];
+  node_axes(L, n, ax);
+  OpClass c = op_info[n->op].cls;
+  if (c == OPC_MATMUL) {
+    TBuf *acc = new_tile(L, "C", SCOPE_FRAGMENT, DT_F32, ax, true);
+    Stmt *f = emit(L, ST_FILL);
+    f->dst = acc;
+    f->value = sx_real(L->a, 0);
+    emit_product(L, n, acc);
+    L->tile[n->id] = acc;
+    memcpy(L->tax[n->id], ax, 2);
+    return;
+  }
+  if (c == OPC_REDUCE) {
+    TBuf *src = reduce_source(L, n);
+    if (!src) return;
+    TBuf *dst = new_tile(L, "R", SCOPE_FRAGMENT, DT_F32, ax, false);
+    Stmt *r = emit(L, ST_REDUCE);
+    r->dst = dst, r->a = src, r->reduce_op = n->op, r->clear = true;
+    L->tile[n->id] = dst;
+    memcpy(L->tax[n->id], ax, 2);
+    return;
+  }
+  ensure_inputs(L, n, true);
+  TBuf *t = new_tile(L, "E", SCOPE_FRAGMENT, DT_F32, ax, false);
+  SExpr *idx[TS_MAX_RANK];
+  set_dom(L, ax);
+  member_idx(L, n, idx);
+  emit_map(L, t, ax, n, idx, NULL, 0.0);
+  L->tile[n->id] = t;
+  memcpy(L->tax[n->id], ax, 2);
+}
+
+/* ---- the stream loop's bounds from mask predicates ---- */
+
+/* e = ci*i + cj*j + ck*k + rest, rest block-uniform */
+typedef struct Aff { int64_t ci, cj, ck; SExpr *rest; } Aff;
+
+static bool aff_of(LP *L, const SExpr *e, int64_t scale, Aff *out) {
+  switch (e->kind) {
+  case SX_INT: out->rest = IX(L, IX_ADD, out->rest, I(L, e->i * scale)); return true;
+  case SX_VAR:
+    if (e->var == TV_I) out->ci += scale;
+    else if (e->var == TV_J) out->cj += scale;
+    else if (e->var == TV_K) out->ck += scale;
+    else if (e->var > TV_K) return false;
+    else out->rest = IX(L, IX_ADD, out->rest, IX(L, IX_MUL, sx_var(L->a, e->var), I(L, scale)));
+    return true;
+  case SX_IDX:
+    if (e->iop == IX_ADD) return aff_of(L, e->a[0], scale, out) && aff_of(L, e->a[1], scale, out);
+    if (e->iop == IX_SUB) return aff_of(L, e->a[0], scale, out) && aff_of(L, e->a[1], -scale, out);
+    if (e->iop == IX_MUL && e->a[1]->kind == SX_INT) return aff_of(L, e->a[0], scale * e->a[1]->i, out);
+    if (e->iop == IX_MUL && e->a[0]->kind == SX_INT) return aff_of(L, e->a[1], scale * e->a[0]->i, out);
+    if (e->iop == IX_MUL) { /* a block-uniform product */
+      for (int q = 0; q < 2; q++) {
+        Aff t = {0, 0, 0, I(L, 0)};
+        if (!aff_of(L, e->a[q], 1, &t) || t.ci || t.cj || t.ck) return false;
+      }
+      out->rest = IX(L, IX_ADD, out->rest, IX(L, IX_MUL, (SExpr *)e, I(L, scale)));
+      return true;
+    }
+    return false;
+  case SX_OP:
+    if (e->ek != EK_INT) return false;
+    if (e->op == OP_NEG) return aff_of(L, e->a[0], -scale, out);
+    if (e->op == OP_ADD) return aff_of(L, e->a[0], scale, out) && aff_of(L, e->a[1], scale, out);
+    if (e->op == OP_SUB) return aff_of(L, e->a[0], scale, out) && aff_of(L, e->a[1], -scale, out);
+    return false;
+  case SX_REAL:
+  case SX_LOAD:
+  case SX_TILE: return false;
+  }
+  return false;
+}
+
+/* the affine form's extreme over the tile: rest + ci*[0, ti) + cj*[0, tj) */
+static SExpr *extreme(LP *L, const Aff *d, int64_t ti, int64_t tj, bool want_max) {
+  int64_t vi = d->ci * (ti - 1), vj = d->cj * (tj - 1), off = 0;
+  off += want_max ? (vi > 0 ? vi : 0) : (vi < 0 ? vi : 0);
+  off += want_max ? (vj > 0 ? vj : 0) : (vj < 0 ? vj : 0);
+  return IX(L, IX_ADD, d->rest, I(L, off));
+}
+
+/* The abstract value of an expression under "the mask condition c is false
+   everywhere in the tile" (data in memory and running states are finite). */
+typedef enum { AV_UNKNOWN, AV_FINITE, AV_ZERO, AV_NEGINF, AV_POSINF } AVal;
+
+static AVal aval(LP *L, const Node *n, const Node *cfalse, const PState *st) {
+  if (n->op == OP_CONST) {
+    double v = n->value;
+    return v == 0 ? AV_ZERO : v == -INFINITY ? AV_NEGINF : v == INFINITY ? AV_POSINF : isfinite(v) ? AV_FINITE : AV_UNKNOWN;
+  }
+  if (!L->pk->member[n->id] || state_info(L, n)) return AV_FINITE;
+  for (int i = 0; st && i < st->ndrop; i++)
+    if (st->drop[i].n == n) return aval(L, n->in[st->drop[i].keep], cfalse, st);
+  if (n->op == OP_SELECT) {
+    if (n->in[0] == cfalse) return aval(L, n->in[2], cfalse, st);
+    AVal a = aval(L, n->in[1], cfalse, st), b = aval(L, n->in[2], cfalse, st);
+    return a == b ? a : AV_UNKNOWN;
+  }
+  AVal a = n->nin > 0 ? aval(L, n->in[0], cfalse, st) : AV_FINITE;
+  AVal b = n->nin > 1 ? aval(L, n->in[1], cfalse, st) : AV_FINITE;
+  if (a == AV_UNKNOWN || b == AV_UNKNOWN) return AV_UNKNOWN;
+  bool fin_a = a == AV_FINITE || a == AV_ZERO, fin_b = b == AV_FINITE || b == AV_ZERO;
+  switch (n->op) {
+  case OP_EXP: return a == AV_NEGINF ? AV_ZERO : a == AV_POSINF ? AV_POSINF : AV_FINITE;
+  case OP_ADD:
+    if ((a == AV_NEGINF && fin_b) || (b == AV_NEGINF && fin_a)) return AV_NEGINF;
+    return fin_a && fin_b ? (a == AV_ZERO && b == AV_ZERO ? AV_ZERO : AV_FINITE) : AV_UNKNOWN;
+  case OP_SUB:
+    if ((a == AV_NEGINF && fin_b) || (b == AV_POSINF && fin_a)) return AV_NEGINF;
+    return fin_a && fin_b ? AV_FINITE : AV_UNKNOWN;
+  case OP_MUL:
+    if ((a == AV_ZERO && fin_b) || (b == AV_ZERO && fin_a)) return AV_ZERO;
+    if (n->in[1]->op == OP_CONST && n->in[1]->value > 0 && (a == AV_NEGINF || a == AV_POSINF)) return a;
+    return fin_a && fin_b ? AV_FINITE : AV_UNKNOWN;
+  case OP_DIV:
+    if (a == AV_ZERO && b == AV_FINITE) return AV_ZERO;
+    if (n->in[1]->op == OP_CONST && n->in[1]->value > 0 && (a == AV_NEGINF || a == AV_POSINF)) return a;
+    return fin_a && b == AV_FINITE ? AV_FINITE : AV_UNKNOWN;
+  case OP_NEG: return a == AV_NEGINF ? AV_POSINF : a == AV_POSINF ? AV_NEGINF : a;
+  default: return fin_a && fin_b ? AV_FINITE : AV_UNKNOWN;
+  }
+}
+
+/* Does "c false on the whole tile" leave every state of the pass unchanged?
+   (A pass that stores per-tile outputs must visit every tile.) */
+static bool neutral_when_false(LP *L, const Node *c, int pass) {
+  for (int i = 0; i < L->pk->outs.len; i++)
+    if (pk_varies(L->pk, L->pk->outs.data[i])) return false;
+  bool any = false;
+  for (int s = 0; s < L->pk->nstates; s++) {
+    const PState *st = &L->pk->states[s];
+    if (st->pass != pass) continue;
+    any = true;
+    const Node *r = st->node;
+    AVal v = aval(L, r->in[0], c, st);
+    if (r->op == OP_AMAX ? v != AV_NEGINF : r->op == OP_AMIN ? v != AV_POSINF : v != AV_ZERO) return false;
+  }
+  return any;
+}
+
+/* The loop bounds of pass p and the "all true" conditions of its masks. */
+static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
+  PKernel *pk = L->pk;
+  int s = pk->stream;
+  int64_t tj = extent(L, s);
+  *lo = I(L, 0);
+  *hi = I(L, cdiv(pk->ax[s].size, tj));
+  L->nmask = 0;
+  for (int i = 0; i < pk->members.len && L->nmask < 4; i++) {
+    const Node *sel = pk->members.data[i];
+    if (sel->op != OP_SELECT || !pk_varies(pk, sel)) continue;
+    const Node *c = sel->in[0];
+    if (!pk->member[c->id] || (c->op != OP_LT && c->op != OP_LE && c->op != OP_GT && c->op != OP_GE)) continue;
+    int rowax = -1;
+    for (int d = 0; d < c->shape.rank; d++) {
+      int a = pk->dimax[c->id][d];
+      if (a >= 0 && a != s && extent(L, a) > 1) rowax = a;
+    }
+    int8_t dom[2] = {(int8_t)rowax, (int8_t)s};
+    if (rowax < 0) dom[0] = (int8_t)s, dom[1] = -1;
+    set_dom(L, dom);
+    SExpr *idx[TS_MAX_RANK];
+    member_idx(L, c, idx);
+    SExpr *e = value_of(L, c, idx, true);
+    if (L->failed || e->kind != SX_OP || e->n != 2) continue;
+    Aff d = {0, 0, 0, I(L, 0)};
+    if (!aff_of(L, e->a[0], 1, &d) || !aff_of(L, e->a[1], -1, &d)) continue;
+    if (rowax < 0) d.cj = d.ci, d.ci = 0; /* the stream is i in that domain */
+    int64_t ti = rowax >= 0 ? extent(L, rowax) : 1;
+    if (neutral_when_false(L, c, pass)) {
+      /* all false on tile k  <=>  ck*k + Q >= 0 */
+      int64_t ck;
+      SExpr *Q;
+      switch (c->op) {
+      case OP_LE: ck = d.ck, Q = IX(L, IX_SUB, extreme(L, &d, ti, tj, false), I(L, 1)); break; /* min > 0 */
+      case OP_LT: ck = d.ck, Q = extreme(L, &d, ti, tj, false); break;                       /* min >= 0 */
+      case OP_GE: ck = -d.ck, Q = IX(L, IX_SUB, I(L, -1), extreme(L, &d, ti, tj, true)); break; /* max < 0 */
+      default: ck = -d.ck, Q = IX(L, IX_SUB, I(L, 0), extreme(L, &d, ti, tj, true)); break;    /* max <= 0 */
+      }
+      if (ck > 0) { /* skip k >= ceil(-Q / ck) */
+        SExpr *num = IX(L, IX_MAX, I(L, 0), IX(L, IX_ADD, IX(L, IX_SUB, I(L, 0), Q), I(L, ck - 1)));
+        *hi = IX(L, IX_MIN, *hi, IX(L, IX_DIV, num, I(L, ck)));
+      } else if (ck < 0) { /* skip k <= floor(Q / -ck) */
+        SExpr *num = IX(L, IX_MAX, I(L, 0), IX(L, IX_ADD, Q, I(L, -ck)));
+        *lo = IX(L, IX_MAX, *lo, IX(L, IX_DIV, num, I(L, -ck)));
+      }
+    }
+    /* all true on tile k */
+    SExpr *kk = IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, d.ck)), *at;
+    switch (c->op) {
+    case OP_LE: at = IX(L, IX_LT, IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, true)), I(L, 1)); break;
+    case OP_LT: at = IX(L, IX_LT, IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, true)), I(L, 0)); break;
+    case OP_GE: at = IX(L, IX_LT, I(L, -1), IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, false))); break;
+    default: at = IX(L, IX_LT, I(L, 0), IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, false))); break;
+    }
+    L->mask_sel[L->nmask] = sel;
+    L->mask_true[L->nmask++] = at;
+  }
+}
+
+/* ---- states ---- */
+
+static void update_state(LP *L, int si) {
+  PState *st = &L->pk->states[si];
+  const Node *r = st->node;
+  L->st = st;
+  for (int i = 0; i < st->ndrop; i++) {
+    L->sub[st->drop[i].n->id] = SUB_KEEP;
+    L->sub_keep[st->drop[i].n->id] = (int8_t)st->drop[i].keep;
+  }
+  if (st->dep) {
+    /* the rescale exp(c * (D_prev - D_safe)) (max; min the other way), then state *= rho */
+    const Node *D = st->dep;
+    int di = state_index(L, D);
+    int8_t dax[2] = {L->tax[D->id][0], L->tax[D->id][1]};
+    L->sub[D->id] = SUB_SAFE;
+    /* one rescale tile per (state, c) this iteration */
+    int twin = -1;
+    for (int j = 0; j < si; j++)
+      if (L->pk->states[j].pass == st->pass && L->pk->states[j].dep == D && L->pk->states[j].law_c == st->law_c) twin = j;
+    if (twin >= 0) {
+      L->rho[si] = L->rho[twin];
+    } else {
+      L->rho[si] = new_tile(L, "rho", SCOPE_FRAGMENT, DT_F32, dax, false);
+      set_dom(L, dax);
+      SExpr *prev = sx_tile(L->a, L->prev[di], dax[0] >= 0 ? sx_var(L->a, TV_I) : I(L, 0), NULL);
+      SExpr *safe = hook(&(Pw){.ud = L}, D, NULL, false);
+      SExpr *diff = D->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, prev, safe) : OPX(L, OP_SUB, EK_REAL, safe, prev);
+      if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
+      emit_map(L, L->rho[si], dax, NULL, NULL, OPX(L, OP_EXP, EK_REAL, diff, NULL), 0.0);
+    }
+    int8_t sax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
+    set_dom(L, sax);
+    SExpr *rr = sx_tile(L->a, L->rho[si], dax[0] >= 0 ? coord(L, dax[0]) : I(L, 0), NULL);
+    Stmt *sc = emit(L, ST_MAP);
+    sc->dst = L->tile[r->id];
+    sc->value = OPX(L, OP_MUL, EK_REAL, tile_read(L, r), rr);
+  }
+  if (r->op == OP_MATMUL) {
+    emit_product(L, r, L->tile[r->id]);
+  } else {
+    TBuf *src = reduce_source(L, r);
+    if (src) {
+      if (L->prev[si]) { /* others rescale against this max: keep its previous value */
+        int8_t ax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
+        set_dom(L, ax);
+        Stmt *cp = emit(L, ST_MAP);
+        cp->dst = L->prev[si];
+        cp->value = tile_read(L, r);
+      }
+      Stmt *red = emit(L, ST_REDUCE);
+      red->dst = L->tile[r->id], red->a = src, red->reduce_op = r->op, red->clear = false;
+    }
+  }
+  for (int i = 0; i < st->ndrop; i++) L->sub[st->drop[i].n->id] = SUB_NONE;
+  if (st->dep) L->sub[st->dep->id] = SUB_NONE;
+  L->st = NULL;
+}
+
+/* ---- grid ---- */
+
+typedef struct GridAx { int axis; int64_t count; } GridAx;
+
+/* Place block axes on CUDA's grid, gx[0] innermost (x): one grid dimension
+   each for the first two, the rest folded into z; when y or z would exceed
+   65535 blocks, all fold into x. */
+static bool grid_place(LP *L, const GridAx *gx, int n, SExpr **bidx) {
+  int64_t *grid = L->k->grid;
+  int dim_of[PLAN_MAX_AXES + 1];
+  int64_t cnt[3] = {1, 1, 1};
+  for (int i = 0; i < n; i++) dim_of[i] = i < 2 ? i : 2, cnt[dim_of[i]] *= gx[i].count;
+  if (cnt[1] > 65535 || cnt[2] > 65535) {
+    cnt[0] = 1, cnt[1] = cnt[2] = 1;
+    for (int i = 0; i < n; i++) dim_of[i] = 0, cnt[0] *= gx[i].count;
+  }
+  if (cnt[0] > 2147483647) return false;
+  static const TVar bv[3] = {TV_BX, TV_BY, TV_BZ};
+  int64_t stride[3] = {1, 1, 1};
+  for (int i = 0; i < n; i++) {
+    int d = dim_of[i];
+    SExpr *b = sx_var(L->a, bv[d]);
+    if (stride[d] > 1) b = IX(L, IX_DIV, b, I(L, stride[d]));
+    if (stride[d] * gx[i].count < cnt[d]) b = IX(L, IX_MOD, b, I(L, gx[i].count));
+    bidx[i] = b;
+    stride[d] *= gx[i].count;
+  }
+  for (int d = 0; d < 3; d++) grid[d] = cnt[d];
+  return true;
+}
+
+/* ---- a fused kernel ---- */
+
+static void store_output(LP *L, const Node *o) {
+  int8_t ax[2];
+  tile_axes(L, o, ax);
+  OpClass oc = op_info[o->op].cls;
+  if ((oc == OPC_REDUCE || oc == OPC_MATMUL) && !state_info(L, o)) ensure(L, o);
+  else ensure_inputs(L, o, true);
+  set_dom(L, ax);
+  Stmt *st = emit(L, ST_STORE);
+  st->global = L->tp->of_node[o->id];
+  st->ngidx = o->shape.rank;
+  st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)(o->shape.rank ? o->shape.rank : 1));
+  member_idx(L, o, st->gidx);
+  SExpr *idx[TS_MAX_RANK];
+  member_idx(L, o, idx);
+  st->value = value_of(L, o, idx, true);
+  if (state_info(L, o)) st->value = state_value(L, o);
+  st->mask = dom_mask(L, ax);
+  st->ext[0] = ax[0] >= 0 ? extent(L, ax[0]) : 1;
+  st->ext[1] = ax[1] >= 0 ? extent(L, ax[1]) : 1;
+}
+
+static bool lower_fused(LP *L) {
+  PKernel *pk = L->pk;
+  Kernel *k = arena_alloc(L->a, sizeof *k);
+  L->k = k;
+  k->kind = KERNEL_FUSED;
+  k->name = arena_printf(L->a, "k%d_fused_%s", L->tp->kernels.len, op_info[pk->root->op].name);
+  k->threads = pk->threads ? pk->threads : 128;
+  k->node = pk->root;
+  for (int i = 0; i < pk->members.len; i++) {
+    int8_t ax[2];
+    if (tile_axes(L, pk->members.data[i], ax) > 2) {
+      lp_fail(L, "a member spans more than two tile axes");
+      return false;
+    }
+  }
+  /* blocks: the GRID axes, the root's last dimension innermost */
+  GridAx gx[PLAN_MAX_AXES];
+  int ng = 0;
+  bool placed[PLAN_MAX_AXES] = {0};
+  const Node *root = pk->root;
+  for (int d = root->shape.rank - 1; d >= 0; d--) {
+    int a = pk->dimax[root->id][d];
+    if (a >= 0 && pk->ax[a].role == AX_GRID && !placed[a]) placed[a] = true, gx[ng++] = (GridAx){a, cdiv(pk->ax[a].size, pk->ax[a].tile)};
+  }
+  for (int a = 0; a < pk->naxes; a++)
+    if (pk->ax[a].role == AX_GRID && !placed[a]) gx[ng++] = (GridAx){a, cdiv(pk->ax[a].size, pk->ax[a].tile)};
+  SExpr *bidx[PLAN_MAX_AXES];
+  if (!grid_place(L, gx, ng, bidx)) {
+    lp_fail(L, "more blocks than CUDA's grid holds");
+    return false;
+  }
+  for (int a = 0; a < pk->naxes; a++) L->base[a] = I(L, 0);
+  for (int i = 0; i < ng; i++) L->base[gx[i].axis] = IX(L, IX_MUL, bidx[i], I(L, pk->ax[gx[i].axis].tile));
+  int s = pk->stream;
+  if (s >= 0) L->base[s] = IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, pk->ax[s].tile));
+  /* state tiles start at their identities */
+  L->cur = L_PRE;
+  for (int i = 0; i < pk->nstates; i++) {
+    const Node *r = pk->states[i].node;
+    int8_t ax[2];
+    node_axes(L, r, ax);
+    TBuf *t = new_tile(L, "S", SCOPE_FRAGMENT, DT_F32, ax, is_prod(r));
+    L->tile[r->id] = t;
+    memcpy(L->tax[r->id], ax, 2);
+    Stmt *f = emit(L, ST_FILL);
+    f->dst = t;
+    f->value = sx_real(L->a, identity_of(r->op));
+    for (int j = 0; j < pk->nstates; j++)
+      if (pk->states[j].dep == r && !L->prev[i]) L->prev[i] = new_tile(L, "prev", SCOPE_FRAGMENT, DT_F32, ax, false);
+  }
+  SExpr *lo[PLAN_MAX_PASSES], *hi[PLAN_MAX_PASSES];
+  for (int p = 0; s >= 0 && p < pk->npasses; p++) {
+    L->pass = p;
+    find_masks(L, p, &lo[p], &hi[p]);
+    L->cur = list_body(p);
+    L->noptiles = 0;
+    for (int i = 0; i < pk->nstates; i++)
+      if (pk->states[i].pass == p) update_state(L, i);
+    for (int i = 0; i < pk->outs.len; i++) {
+      const Node *o = pk->outs.data[i];
+      if (!pk_varies(pk, o)) continue;
+      int last = last_pass_read(L, o);
+      if (last + 1 == p || (last < 0 && p == 0)) store_output(L, o);
+    }
+    /* per-tile values of this pass are recomputed in the next */
+    for (int i = 0; i < pk->members.len; i++) {
+      const Node *n = pk->members.data[i];
+      if (L->tlist[n->id] == list_body(p)) L->tile[n->id] = NULL, L->tlist[n->id] = -1;
+    }
+    L->nmask = 0;
+  }
+  L->pass = -1;
+  L->noptiles = 0;
+  for (int i = 0; i < pk->outs.len; i++) {
+    const Node *o = pk->outs.data[i];
+    if (pk_varies(pk, o)) continue;
+    int last = last_pass_read(L, o);
+    if (state_info(L, o)) last = state_info(L, o)->pass;
+    L->cur = last < 0 ? L_PRE : list_after(last);
+    store_output(L, o);
+  }
+  if (L->failed) return false;
+  /* assemble: pre, then each pass's loop and what follows it */
+  for (int i = 0; i < L->lists[L_PRE].len; i++) vec_push(L->a, &k->body, L->lists[L_PRE].data[i]);
+  for (int p = 0; s >= 0 && p < pk->npasses; p++) {
+    Stmt *lp = arena_alloc(L->a, sizeof *lp);
+    lp->kind = ST_LOOP;
+    lp->var = TV_K;
+    lp->lo = lo[p];
+    lp->hi = hi[p];
+    lp->stages = pk->stages ? pk->stages : 2;
+    lp->body = L->lists[list_body(p)];
+    vec_push(L->a, &k->body, lp);
+    StmtList *after = &L->lists[list_after(p)];
+    for (int i = 0; i < after->len; i++) vec_push(L->a, &k->body, after->data[i]);
+  }
+  vec_push(L->a, &L->tp->kernels, k);
+  return true;
+}
+
+/* ---- the program ---- */
+
+TileProgram *tile_lower_plan(Plan *p) {
+  Graph *g = p->g;
+  TileProgram *tp = tile_program_new(g, p->dtype);
+  for (int i = 0; i < g->nnodes; i++) {
+    const Node *n = g->nodes[i];
+    if (n->op == OP_INPUT || n == g->output || p->kernel_of[n->id] < 0) continue;
+    tp->of_node[n->id] = tile_global_buf(tp, n, arena_printf(g->ctx->arena, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
+  }
+  tile_program_output(tp);
+  for (int ki = 0; ki < p->kernels.len; ki++) {
+    PKernel *pk = p->kernels.data[ki];
+    if (pk->naive) {
+      tile_lower_node(tp, pk->root);
+      continue;
+    }
+    LP L = {.a = g->ctx->arena, .g = g, .p = p, .tp = tp, .pk = pk, .nn = g->nnodes, .pass = -1};
+    L.tile = arena_alloc(L.a, sizeof(TBuf *) * (size_t)L.nn);
+    L.tax = arena_alloc(L.a, sizeof *L.tax * (size_t)L.nn);
+    L.tlist = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);
+    L.tdep = arena_alloc(L.a, sizeof(Node *) * (size_t)L.nn);
+    L.sub = arena_alloc(L.a, sizeof(SubKind) * (size_t)L.nn);
+    L.sub_keep = arena_alloc(L.a, sizeof(int8_t) * (size_t)L.nn);
+    for (int i = 0; i < L.nn; i++) L.tlist[i] = -1;
+    if (!lower_fused(&L)) {
+      snprintf(pk->why, sizeof pk->why, "%s", L.why);
+      return NULL;
+    }
+  }
+  return tp;
+}

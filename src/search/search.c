@@ -1,0 +1,498 @@
+/*
+ * search.c: choosing a plan.
+ *
+ * The state of the search is the set of stored nodes and which kernel
+ * stores each; a kernel's members, axes and stream law follow from it
+ * (axes.c, stream.c).  It starts from the naive partition and improves it
+ * greedily by moves, each kept only if the predicted time of the whole plan
+ * drops (cost.h):
+ *
+ *   fuse n    stop storing n: its computation moves into the one kernel
+ *             that reads it (recomputed in each reader if it is cheap and
+ *             elementwise);
+ *   cut n     store an elementwise node n and fuse every stored product
+ *             or reduction whose only reader is n into n's kernel (SwiGLU's
+ *             gate and up products meet in silu(g)·u's kernel).
+ *
+ * Stored nodes are tried in reverse topological order (consumers first),
+ * so chains collapse from the output up; sweeps repeat until none helps.
+ * Every kernel of a candidate is configured by enumeration: which reduced
+ * axis streams (or none), its tile, the other reduced axes held whole or
+ * looped inside, equal-size reduced axes streamed in lockstep, the output
+ * axes' block tiles and the thread count; each configuration is lowered
+ * (lower_plan.c) in a scratch arena and priced, and the cheapest wins.
+ * Prices are cached by the kernel's member set and outputs.  Everything is
+ * deterministic: no hashing of addresses, ties broken by order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../cost/cost.h"
+#include "search.h"
+
+typedef struct Group {
+  VEC(const Node *) outs;
+  bool alive;
+} Group;
+
+typedef struct Cache {
+  uint64_t key;
+  double cost;
+  PKernel cfg;      /* roles and tiles of the best configuration (arrays not kept) */
+  bool ok;
+  char why[200];
+} Cache;
+
+typedef struct S {
+  Graph *g;
+  Arena *a;          /* the graph's arena (the result lives here) */
+  DType dt;
+  const Gpu *gpu;
+  const SearchOpts *o;
+  SearchStats *stats;
+  int nn;
+  int *group_of;     /* per node: the group that stores it, or -1 */
+  VEC(Group) groups;
+  Cache *cache;
+  int ncache, capcache;
+  int *uses;
+  double t0;
+} S;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int64_t pow2ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v && p < ((int64_t)1 << 40)) p *= 2;
+  return p;
+}
+
+/* ---- a kernel's configurations ---- */
+
+static bool is_product(const Node *n) { return op_info[n->op].cls == OPC_MATMUL; }
+
+/* Does axis a take part in a product (needs a tensor-core tile of 16 or more)? */
+static bool in_product(const PKernel *k, int a) {
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *n = k->members.data[i];
+    if (!is_product(n)) continue;
+    int r = n->shape.rank;
+    if (k->redax[n->id] == a || k->dimax[n->id][r - 1] == a || k->dimax[n->id][r - 2] == a) return true;
+  }
+  return false;
+}
+
+typedef struct Cand {
+  int stream;          /* axis, -1 none */
+  int64_t stile, rtile, ctile;
+  int threads;
+} Cand;
+
+/* Set roles and tiles for candidate c; false if it makes no sense. */
+static bool apply(PKernel *k, const Cand *c, int row, int col) {
+  for (int a = 0; a < k->naxes; a++) {
+    PAxis *ax = &k->ax[a];
+    ax->splits = 1;
+    if (ax->reduced && !ax->in_output) {
+      if (a == c->stream) {
+        ax->role = AX_STREAM;
+        ax->tile = c->stile;
+      } else if (ax->size <= 256 || !in_product(k, a)) {
+        ax->role = AX_WHOLE;
+        ax->tile = pow2ceil(ax->size < 16 && in_product(k, a) ? 16 : ax->size);
+        if (ax->tile > 16384) return false;
+      } else {
+        ax->role = AX_INNER;
+        ax->tile = 64;
+      }
+    } else if (ax->reduced && ax->in_output) {
+      /* a row reduced and stored (softmax): held whole, or streamed in passes */
+      if (a == c->stream) {
+        ax->role = AX_STREAM;
+        ax->tile = c->stile;
+      } else {
+        ax->role = AX_WHOLE;
+        ax->tile = pow2ceil(ax->size);
+        if (ax->tile > 16384) return false;
+      }
+    } else {
+      ax->role = AX_GRID;
+      int64_t t = a == row ? c->rtile : a == col ? c->ctile : 1;
+      int64_t lim = pow2ceil(ax->size);
+      if (in_product(k, a) && t < 16) t = 16;
+      ax->tile = t > lim && !in_product(k, a) ? lim : t;
+    }
+  }
+  k->stream = c->stream;
+  k->threads = c->threads;
+  k->stages = 2;
+  return true;
+}
+
+static uint64_t kernel_key(const PKernel *k) {
+  uint64_t h = 0x12345;
+  for (int i = 0; i < k->members.len; i++) h = hash_mix(h, (uint64_t)k->members.data[i]->id);
+  h = hash_mix(h, 0xabcdef);
+  for (int i = 0; i < k->outs.len; i++) h = hash_mix(h, (uint64_t)k->outs.data[i]->id);
+  return h;
+}
+
+/* Build the plan of state s in the current arena (kernel order: by their
+   first stored node's id, which is topological). */
+static Plan *state_plan(S *s, bool naive_all) {
+  Plan *p = plan_new(s->g, s->dt);
+  int ng = s->groups.len;
+  /* order groups by their smallest output id */
+  int *order = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)(ng ? ng : 1));
+  int no = 0;
+  for (int i = 0; i < s->nn; i++) {
+    int gi = s->group_of[i];
+    if (gi < 0) continue;
+    bool seen = false;
+    for (int j = 0; j < no; j++) seen |= order[j] == gi;
+    if (!seen) order[no++] = gi;
+  }
+  for (int j = 0; j < no; j++) {
+    Group *G = &s->groups.data[order[j]];
+    const Node *root = G->outs.data[G->outs.len - 1];
+    PKernel *k = plan_kernel_new(p, root);
+    k->naive = naive_all;
+    for (int i = 0; i < G->outs.len; i++) {
+      vec_push(s->g->ctx->arena, &k->outs, G->outs.data[i]);
+      if (G->outs.data[i] != s->g->output || G->outs.data[i]->op != OP_INPUT) p->kernel_of[G->outs.data[i]->id] = k->id;
+    }
+  }
+  return p;
+}
+
+/* Price kernel k of plan p (its outs set, members computed here) with
+   configuration c: lower it alone into a program and cost it. */
+static double price(S *s, Plan *p, PKernel *k) {
+  if (!plan_stream(p, k)) return INFINITY;
+  Plan one = *p;
+  one.kernels.data = &k;
+  one.kernels.len = one.kernels.cap = 1;
+  TileProgram *tp = tile_lower_plan(&one);
+  if (!tp || tp->kernels.len != 1 || !tile_check(tp, NULL)) return INFINITY;
+  KernelCost c;
+  cost_kernel(tp, tp->kernels.data[0], s->gpu, &c);
+  return c.seconds;
+}
+
+/* Configure kernel k of plan p: the cheapest candidate. */
+static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
+  if (!plan_axes(p, k)) {
+    snprintf(why, whylen, "%s", k->why);
+    return INFINITY;
+  }
+  /* equal-size reduced axes that are not stored stream in lockstep */
+  for (int a = 0; a < k->naxes; a++)
+    for (int b = a + 1; b < k->naxes; b++)
+      if (k->ax[a].reduced && k->ax[b].reduced && !k->ax[a].in_output && !k->ax[b].in_output &&
+          k->ax[a].size == k->ax[b].size && k->ax[a].size > 256) {
+        plan_merge_axes(k, a, b);
+        b--;
+      }
+  /* the root's last two tiled dimensions: rows and columns */
+  const Node *root = k->root;
+  int row = -1, col = -1;
+  for (int d = root->shape.rank - 1; d >= 0; d--) {
+    int a = k->dimax[root->id][d];
+    if (a < 0 || k->ax[a].reduced) continue;
+    if (col < 0) col = a;
+    else if (row < 0 && a != col) row = a;
+  }
+  bool gemm = false;
+  for (int i = 0; i < k->members.len; i++) gemm |= is_product(k->members.data[i]);
+  static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128}, gemm_stream[] = {32, 64, 128};
+  static const int64_t row_rows[] = {1, 4, 16}, row_cols[] = {128, 1024}, row_stream[] = {256, 1024};
+  const int64_t *R = gemm ? gemm_rows : row_rows, *C = gemm ? gemm_cols : row_cols;
+  const int64_t *T = gemm ? gemm_stream : row_stream;
+  int nR = gemm ? 2 : 3, nC = 2, nT = gemm ? 3 : 2;
+  double best = INFINITY;
+  PKernel bestk = *k;
+  why[0] = 0;
+  /* stream choices: none, or each reduced axis */
+  for (int st = -1; st < k->naxes; st++) {
+    if (st >= 0 && !k->ax[st].reduced) continue;
+    for (int ti = 0; ti < (st >= 0 ? nT : 1); ti++)
+      for (int ri = 0; ri < nR; ri++)
+        for (int ci = 0; ci < nC; ci++)
+          for (int th = 0; th < 2; th++) {
+            Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], th ? 256 : 128};
+            if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
+            if (!gemm && th) continue;
+            if (row < 0 && ri) continue;
+            if (col < 0 && ci) continue;
+            if (!apply(k, &c, row, col)) continue;
+            double t = price(s, p, k);
+            if (getenv("TS_SEARCH_TRACE2"))
+              fprintf(stderr, "  cfg root %%%d stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, st,
+                      (long long)c.stile, (long long)c.rtile, (long long)c.ctile, c.threads, t, k->why);
+            if (t < best) {
+              best = t;
+              bestk = *k;
+            } else if (!why[0] && k->why[0]) {
+              snprintf(why, whylen, "%s", k->why);
+            }
+          }
+  }
+  *k = bestk;
+  return best;
+}
+
+const char *search_stop_name(SearchStop st) {
+  switch (st) {
+  case STOP_SATURATED: return "no move improves the plan";
+  case STOP_SWEEPS: return "sweep limit";
+  case STOP_TIME: return "time limit";
+  }
+  return "?";
+}
+
+/* ---- the search ---- */
+
+static double plan_cost(S *s, bool *all_ok) {
+  Arena *home = s->g->ctx->arena;
+  Arena *scratch = arena_new();
+  s->g->ctx->arena = scratch;
+  Plan *p = state_plan(s, false);
+  double total = 0;
+  *all_ok = true;
+  for (int i = 0; i < p->kernels.len; i++) {
+    PKernel *k = p->kernels.data[i];
+    /* members first, for the cache key */
+    if (!plan_axes(p, k)) {
+      total = INFINITY;
+      *all_ok = false;
+      break;
+    }
+    uint64_t key = kernel_key(k);
+    Cache *hit = NULL;
+    for (int c = 0; c < s->ncache; c++)
+      if (s->cache[c].key == key) hit = &s->cache[c];
+    if (!hit) {
+      char why[200];
+      double t = configure(s, p, k, why, sizeof why);
+      s->g->ctx->arena = home;
+      if (s->ncache == s->capcache) {
+        int nc = s->capcache ? s->capcache * 2 : 64;
+        s->cache = arena_realloc(home, s->cache, sizeof(Cache) * (size_t)s->capcache, sizeof(Cache) * (size_t)nc);
+        s->capcache = nc;
+      }
+      hit = &s->cache[s->ncache++];
+      hit->key = key;
+      hit->cost = t;
+      hit->ok = isfinite(t);
+      snprintf(hit->why, sizeof hit->why, "%s", why);
+      s->g->ctx->arena = scratch;
+      s->stats->kernels_priced++;
+    }
+    total += hit->cost;
+  }
+  s->g->ctx->arena = home;
+  arena_free(scratch);
+  return total;
+}
+
+static void group_remove(S *s, const Node *n) {
+  int gi = s->group_of[n->id];
+  if (gi < 0) return;
+  Group *G = &s->groups.data[gi];
+  for (int i = 0; i < G->outs.len; i++)
+    if (G->outs.data[i] == n) {
+      memmove(&G->outs.data[i], &G->outs.data[i + 1], sizeof(Node *) * (size_t)(G->outs.len - i - 1));
+      G->outs.len--;
+      break;
+    }
+  if (!G->outs.len) G->alive = false;
+  s->group_of[n->id] = -1;
+}
+
+static void group_add(S *s, int gi, const Node *n) {
+  Group *G = &s->groups.data[gi];
+  /* keep outs in id order */
+  int at = G->outs.len;
+  vec_push(s->a, &G->outs, n);
+  while (at > 0 && G->outs.data[at - 1]->id > n->id) {
+    G->outs.data[at] = G->outs.data[at - 1];
+    at--;
+  }
+  G->outs.data[at] = n;
+  G->alive = true;
+  s->group_of[n->id] = gi;
+}
+
+static int group_new(S *s, const Node *n) {
+  Group G = {0};
+  vec_push(s->a, &s->groups, G);
+  int gi = s->groups.len - 1;
+  group_add(s, gi, n);
+  return gi;
+}
+
+/* The groups whose kernels read n (walking up from n through nodes no one stores). */
+static int readers(S *s, const Node *n, const int *const *users, const int *nusers, int *out, int max) {
+  int cnt = 0;
+  const Node *stack[4096];
+  int sp = 0;
+  bool *seen = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  stack[sp++] = n;
+  while (sp) {
+    const Node *m = stack[--sp];
+    for (int u = 0; u < nusers[m->id]; u++) {
+      const Node *c = s->g->nodes[users[m->id][u]];
+      if (seen[c->id]) continue;
+      seen[c->id] = true;
+      int gi = s->group_of[c->id];
+      if (gi >= 0) {
+        bool dup = false;
+        for (int i = 0; i < cnt; i++) dup |= out[i] == gi;
+        if (!dup && cnt < max) out[cnt++] = gi;
+      } else if (sp < 4096) {
+        stack[sp++] = c;
+      }
+    }
+  }
+  return cnt;
+}
+
+static bool elementwise(const Node *n) {
+  OpClass c = op_info[n->op].cls;
+  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT;
+}
+
+Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
+  SearchStats local;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = now()};
+  s.gpu = o && o->gpu ? o->gpu : gpu_get(GPU_H200);
+  s.group_of = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
+  for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;
+  s.uses = tile_use_counts(g);
+  int **users = arena_alloc(s.a, sizeof(int *) * (size_t)s.nn);
+  int *nusers = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
+  for (int i = 0; i < s.nn; i++) users[i] = arena_alloc(s.a, sizeof(int) * (size_t)(s.uses[i] ? s.uses[i] : 1));
+  for (int i = 0; i < s.nn; i++)
+    for (int k = 0; k < g->nodes[i]->nin; k++) {
+      int x = g->nodes[i]->in[k]->id;
+      users[x][nusers[x]++] = i;
+    }
+  /* the naive partition */
+  for (int i = 0; i < s.nn; i++) {
+    const Node *n = g->nodes[i];
+    if (n == g->output || tile_materialized(g, s.uses, n)) {
+      if (n->op == OP_INPUT) continue;
+      group_new(&s, n);
+    }
+  }
+  bool ok;
+  double cur = plan_cost(&s, &ok);
+  stats->naive_cost = cur;
+  int max_sweeps = o && o->max_sweeps ? o->max_sweeps : 20;
+  double limit = o && o->seconds > 0 ? o->seconds : 10;
+  stats->stop = STOP_SATURATED;
+  for (int sweep = 0; sweep < max_sweeps; sweep++) {
+    bool improved = false;
+    stats->sweeps++;
+    for (int i = s.nn - 1; i >= 0; i--) {
+      if (now() - s.t0 > limit) {
+        stats->stop = STOP_TIME;
+        goto done;
+      }
+      const Node *n = g->nodes[i];
+      if (n == g->output) continue;
+      int gi = s.group_of[i];
+      if (gi >= 0) {
+        /* fuse n into the one kernel that reads it */
+        int rd[8];
+        int nr = readers(&s, n, (const int *const *)users, nusers, rd, 8);
+        if (nr != 1 && !(nr > 1 && elementwise(n))) continue;
+        group_remove(&s, n);
+        double t = plan_cost(&s, &ok);
+        stats->moves_tried++;
+        if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "fuse %%%d (%s): %g -> %g\n", n->id, op_info[n->op].name, cur, t);
+        if (t < cur * (1 - 1e-9)) {
+          cur = t;
+          improved = true;
+          stats->moves_taken++;
+          vec_push(s.a, &stats->fused, n);
+        } else {
+          group_add(&s, gi, n);
+        }
+      } else if (elementwise(n) && s.uses[i] == 1) {
+        /* cut: store n, fuse the stored products and reductions only n's cone reads */
+        int producers[16], np = 0;
+        const Node *stack[256];
+        int sp = 0;
+        bool *seen = arena_alloc(s.a, sizeof(bool) * (size_t)s.nn);
+        stack[sp++] = n;
+        seen[n->id] = true;
+        while (sp) {
+          const Node *m = stack[--sp];
+          for (int k = 0; k < m->nin; k++) {
+            const Node *x = m->in[k];
+            if (seen[x->id] || op_info[x->op].cls == OPC_LEAF) continue;
+            seen[x->id] = true;
+            if (s.group_of[x->id] >= 0) {
+              if (op_info[x->op].cls != OPC_MATMUL && op_info[x->op].cls != OPC_REDUCE) continue;
+              int rd[4];
+              if (readers(&s, x, (const int *const *)users, nusers, rd, 4) != 1) continue;
+              if (np < 16) producers[np++] = x->id;
+            } else if (sp < 256) {
+              stack[sp++] = x;
+            }
+          }
+        }
+        if (np < 2) continue; /* one producer: a plain fuse does it */
+        int saved[16];
+        for (int q = 0; q < np; q++) saved[q] = s.group_of[producers[q]], group_remove(&s, g->nodes[producers[q]]);
+        int ng = group_new(&s, n);
+        double t = plan_cost(&s, &ok);
+        stats->moves_tried++;
+        if (t < cur * (1 - 1e-9)) {
+          cur = t;
+          improved = true;
+          stats->moves_taken++;
+          vec_push(s.a, &stats->fused, n);
+        } else {
+          group_remove(&s, n);
+          s.groups.data[ng].alive = false;
+          for (int q = 0; q < np; q++) group_add(&s, saved[q], g->nodes[producers[q]]);
+        }
+      }
+    }
+    if (!improved) break;
+    if (sweep + 1 == max_sweeps) stats->stop = STOP_SWEEPS;
+  }
+done:
+  if (getenv("TS_SEARCH_TRACE"))
+    for (int i = 0; i < s.nn; i++)
+      if (s.group_of[i] >= 0) fprintf(stderr, "stored %%%d in group %d\n", i, s.group_of[i]);
+  stats->cost = cur;
+  stats->seconds = now() - s.t0;
+  /* the final plan, configured, in the graph's arena */
+  Plan *p = state_plan(&s, false);
+  for (int i = 0; i < p->kernels.len; i++) {
+    PKernel *k = p->kernels.data[i];
+    char why[200];
+    Arena *home = g->ctx->arena;
+    double t = configure(&s, p, k, why, sizeof why);
+    (void)home;
+    if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "final kernel %d root %%%d: %g s %s\n", i, k->root->id, t, why);
+    if (!isfinite(t)) {
+      /* not realizable fused: the naive rules (a kernel the naive lowering has) */
+      k->naive = k->outs.len == 1;
+      snprintf(k->why, sizeof k->why, "%s", why);
+    }
+    k->cost = t;
+  }
+  return p;
+}
