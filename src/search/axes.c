@@ -209,11 +209,16 @@ bool plan_axes(Plan *p, PKernel *k) {
     }
     for (int d = n->shape.rank; d < TS_MAX_RANK; d++) k->dimax[n->id][d] = -1;
     if (!has_red) k->redax[n->id] = -1;
-    /* a diagonal: two dimensions of one node on one axis */
-    for (int d = 0; d < n->shape.rank; d++)
+    /* a diagonal: two dimensions of one node on one axis, or a reduction
+       over an axis its result also runs along (a residual add joins a
+       product's columns to its contraction: the layer must be stored) */
+    for (int d = 0; d < n->shape.rank; d++) {
+      if (k->dimax[n->id][d] >= 0 && has_red && k->dimax[n->id][d] == k->redax[n->id])
+        return fail(k, "a reduction over an axis its result runs along", n);
       for (int e = d + 1; e < n->shape.rank; e++)
         if (k->dimax[n->id][d] >= 0 && k->dimax[n->id][d] == k->dimax[n->id][e])
           return fail(k, "two dimensions of one node run along one axis", n);
+    }
   }
 #undef SLOT
 #undef RED

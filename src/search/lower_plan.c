@@ -66,6 +66,8 @@ typedef struct LP {
   int8_t (*tax)[2];
   int *tlist;
   const Node **tdep;
+  double *tother;       /* per node: the value its tile holds where it overhangs its axes */
+  double want_other;    /* the overhang value the tile being computed needs */
   /* per node: a substitution while building expressions */
   SubKind *sub;
   int8_t *sub_keep;
@@ -523,12 +525,19 @@ static TBuf *reduce_source(LP *L, const Node *r) {
     int8_t nat[2];
     tile_axes(L, x, nat);
     /* a member whose own tile has this layout is computed once and shared */
-    if (nat[0] == ax[0] && nat[1] == ax[1] && op_info[x->op].cls != OPC_REDUCE && op_info[x->op].cls != OPC_MATMUL) {
+    /* (its overhang must hold this reduction's identity: a tile padded
+       otherwise is not shared) */
+    bool same_pad = !L->tile[x->id] || L->tother[x->id] == identity_of(r->op) ||
+                    (isnan(L->tother[x->id]) && isnan(identity_of(r->op)));
+    if (nat[0] == ax[0] && nat[1] == ax[1] && op_info[x->op].cls != OPC_REDUCE && op_info[x->op].cls != OPC_MATMUL &&
+        same_pad) {
       const Node *dep = L->st && reads_state(L, x, L->st->dep) ? L->st->dep : NULL;
       if (!L->tile[x->id] || L->tlist[x->id] != home(L, x) || L->tdep[x->id] != dep) L->tile[x->id] = NULL;
-      ensure_inputs(L, x, false);
-      if (!L->tile[x->id]) { /* ensure_inputs on a non-tile member expands; make the tile */
+      if (!L->tile[x->id]) {
+        double saved = L->want_other;
+        L->want_other = identity_of(r->op);
         ensure(L, x);
+        L->want_other = saved;
       }
       return L->tile[x->id];
     }
@@ -575,12 +584,15 @@ static void compute_tile(LP *L, const Node *n) {
     memcpy(L->tax[n->id], ax, 2);
     return;
   }
+  double pad = L->want_other;
+  L->want_other = 0.0;
   ensure_inputs(L, n, true);
   TBuf *t = new_tile(L, "E", SCOPE_FRAGMENT, DT_F32, ax, false);
   SExpr *idx[TS_MAX_RANK];
   set_dom(L, ax);
   member_idx(L, n, idx);
-  emit_map(L, t, ax, n, idx, NULL, 0.0);
+  emit_map(L, t, ax, n, idx, NULL, pad);
+  L->tother[n->id] = pad;
   L->tile[n->id] = t;
   memcpy(L->tax[n->id], ax, 2);
 }
@@ -989,6 +1001,7 @@ TileProgram *tile_lower_plan(Plan *p) {
     L.tax = arena_alloc(L.a, sizeof *L.tax * (size_t)L.nn);
     L.tlist = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);
     L.tdep = arena_alloc(L.a, sizeof(Node *) * (size_t)L.nn);
+    L.tother = arena_alloc(L.a, sizeof(double) * (size_t)L.nn);
     L.sub = arena_alloc(L.a, sizeof(SubKind) * (size_t)L.nn);
     L.sub_keep = arena_alloc(L.a, sizeof(int8_t) * (size_t)L.nn);
     for (int i = 0; i < L.nn; i++) L.tlist[i] = -1;

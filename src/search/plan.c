@@ -55,21 +55,26 @@ Plan *plan_naive(Graph *g, DType dt) {
   return p;
 }
 
-static bool same_structure(const Graph *a, const Graph *b, char *why, size_t n) {
-  if (a->nnodes != b->nnodes || a->ninputs != b->ninputs || a->output->id != b->output->id) {
-    snprintf(why, n, "the graph has %d nodes at these sizes, %d at the planned ones", b->nnodes, a->nnodes);
+/* Match the planned graph a onto graph b of the same program at other
+   sizes, from the outputs down: same ops, attributes and operand
+   structure; map[a node] = its b node.  Several a nodes may meet in one b
+   node (equal sizes make hash-consing share a constant). */
+static bool match(const Graph *a, const Graph *b, const Node *x, const Node *y, int *map, char *why, size_t n) {
+  if (map[x->id] >= 0) {
+    if (map[x->id] == y->id) return true;
+    snprintf(why, n, "node %%%d meets two nodes at these sizes", x->id);
     return false;
   }
-  for (int i = 0; i < a->nnodes; i++) {
-    const Node *x = a->nodes[i], *y = b->nodes[i];
-    bool same = x->op == y->op && x->nin == y->nin && x->kind == y->kind && x->shape.rank == y->shape.rank &&
-                x->axis == y->axis && !memcmp(x->perm, y->perm, sizeof x->perm);
-    for (int k = 0; same && k < x->nin; k++) same = x->in[k]->id == y->in[k]->id;
-    if (!same) {
-      snprintf(why, n, "node %%%d differs from the planned graph's at these sizes", i);
-      return false;
-    }
+  bool same = x->op == y->op && x->nin == y->nin && x->kind == y->kind && x->shape.rank == y->shape.rank &&
+              x->axis == y->axis && !memcmp(x->perm, y->perm, sizeof x->perm) &&
+              (x->op != OP_INPUT || x->input_index == y->input_index);
+  if (!same) {
+    snprintf(why, n, "node %%%d (%s) has no counterpart at these sizes", x->id, op_info[x->op].name);
+    return false;
   }
+  map[x->id] = y->id;
+  for (int k = 0; k < x->nin; k++)
+    if (!match(a, b, x->in[k], y->in[k], map, why, n)) return false;
   return true;
 }
 
@@ -79,30 +84,61 @@ static int64_t pow2floor(int64_t v) {
   return p;
 }
 
+bool plan_matches(const Plan *p, Graph *g) {
+  const Graph *G = p->g;
+  char why[200];
+  int *map = arena_alloc(g->ctx->arena, sizeof(int) * (size_t)(G->nnodes ? G->nnodes : 1));
+  for (int i = 0; i < G->nnodes; i++) map[i] = -1;
+  return G->ninputs == g->ninputs && match(G, g, G->output, g->output, map, why, sizeof why);
+}
+
 Plan *plan_transfer(const Plan *p, Graph *g, char *why, size_t whylen) {
-  if (!same_structure(p->g, g, why, whylen)) return NULL;
+  const Graph *G = p->g;
+  int *map = arena_alloc(g->ctx->arena, sizeof(int) * (size_t)(G->nnodes ? G->nnodes : 1));
+  for (int i = 0; i < G->nnodes; i++) map[i] = -1;
+  if (G->ninputs != g->ninputs || !match(G, g, G->output, g->output, map, why, whylen)) return NULL;
   Plan *q = plan_new(g, p->dtype);
-  for (int i = 0; i < g->nnodes; i++) q->kernel_of[i] = p->kernel_of[i];
+  for (int i = 0; i < G->nnodes; i++) {
+    if (map[i] < 0 || p->kernel_of[i] < 0) continue;
+    int *ko = &q->kernel_of[map[i]];
+    if (*ko >= 0 && *ko != p->kernel_of[i]) {
+      snprintf(why, whylen, "two stored nodes meet in node %%%d at these sizes", map[i]);
+      return NULL;
+    }
+    *ko = p->kernel_of[i];
+  }
+#define MAPPED(id) ((id) >= 0 && map[id] >= 0 ? map[id] : -1)
   for (int ki = 0; ki < p->kernels.len; ki++) {
     const PKernel *src = p->kernels.data[ki];
-    PKernel *k = plan_kernel_new(q, g->nodes[src->root->id]);
+    if (MAPPED(src->root->id) < 0) {
+      snprintf(why, whylen, "kernel %d's node %%%d has no counterpart at these sizes", ki, src->root->id);
+      return NULL;
+    }
+    PKernel *k = plan_kernel_new(q, g->nodes[MAPPED(src->root->id)]);
     k->naive = src->naive;
-    for (int i = 0; i < src->outs.len; i++) vec_push(g->ctx->arena, &k->outs, g->nodes[src->outs.data[i]->id]);
+    for (int i = 0; i < src->outs.len; i++) {
+      int m = MAPPED(src->outs.data[i]->id);
+      if (m < 0) {
+        snprintf(why, whylen, "kernel %d's output has no counterpart at these sizes", ki);
+        return NULL;
+      }
+      vec_push(g->ctx->arena, &k->outs, g->nodes[m]);
+    }
     if (k->naive) continue;
     if (!plan_axes(q, k)) {
       snprintf(why, whylen, "kernel %d: %s", ki, k->why);
       return NULL;
     }
     for (int m = 0; m < src->nmerge; m++) {
-      int a = plan_axis_of_slot(k, src->merge[m][0].node, src->merge[m][0].dim);
-      int b = plan_axis_of_slot(k, src->merge[m][1].node, src->merge[m][1].dim);
+      int a = plan_axis_of_slot(k, MAPPED(src->merge[m][0].node), src->merge[m][0].dim);
+      int b = plan_axis_of_slot(k, MAPPED(src->merge[m][1].node), src->merge[m][1].dim);
       if (a >= 0 && b >= 0 && a != b) plan_merge_axes(k, a < b ? a : b, a < b ? b : a);
     }
     /* each planned axis to the axis its representative slot runs along here
        (none: it has size 1 at these sizes) */
     k->stream = -1;
     for (int oa = 0; oa < src->naxes; oa++) {
-      int a = plan_axis_of_slot(k, src->axrep[oa].node, src->axrep[oa].dim);
+      int a = plan_axis_of_slot(k, MAPPED(src->axrep[oa].node), src->axrep[oa].dim);
       if (a < 0) continue;
       PAxis *ax = &k->ax[a];
       const PAxis *sa = &src->ax[oa];
@@ -120,6 +156,7 @@ Plan *plan_transfer(const Plan *p, Graph *g, char *why, size_t whylen) {
       if (ax->splits > tiles) ax->splits = tiles > 0 ? tiles : 1;
       if (oa == src->stream) k->stream = a;
     }
+#undef MAPPED
     k->threads = src->threads;
     k->stages = src->stages;
     if (!plan_stream(q, k)) {

@@ -137,6 +137,8 @@ int plan_axis_of_slot(const PKernel *k, int node, int dim);
    two tiles or more and tails stay).  NULL (reason in why) when g's
    structure differs from G's. */
 Plan *plan_transfer(const Plan *p, Graph *g, char *why, size_t whylen);
+/* Does g have p's graph's structure (plan_transfer's node matching)? */
+bool plan_matches(const Plan *p, Graph *g);
 
 /* Axis analysis of a kernel's members (axes.c): unify dimensions into
    axes; false (reason in k->why) if the members cannot share one

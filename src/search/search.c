@@ -94,6 +94,18 @@ typedef struct Cand {
   int threads;
 } Cand;
 
+/* May axes a and b stream in lockstep: does no member run along both (as
+   two dimensions, or as a dimension and the axis it reduces)? */
+static bool independent(const PKernel *k, int a, int b) {
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *n = k->members.data[i];
+    bool on_a = k->redax[n->id] == a, on_b = k->redax[n->id] == b;
+    for (int d = 0; d < n->shape.rank; d++) on_a |= k->dimax[n->id][d] == a, on_b |= k->dimax[n->id][d] == b;
+    if (on_a && on_b) return false;
+  }
+  return true;
+}
+
 /* Set roles and tiles for candidate c; false if it makes no sense. */
 static bool apply(PKernel *k, const Cand *c, int row, int col) {
   for (int a = 0; a < k->naxes; a++) {
@@ -195,7 +207,7 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
   for (int a = 0; a < k->naxes; a++)
     for (int b = a + 1; b < k->naxes; b++)
       if (k->ax[a].reduced && k->ax[b].reduced && !k->ax[a].in_output && !k->ax[b].in_output &&
-          k->ax[a].size == k->ax[b].size && k->ax[a].size > 256) {
+          k->ax[a].size == k->ax[b].size && k->ax[a].size > 256 && independent(k, a, b)) {
         plan_merge_axes(k, a, b);
         b--;
       }
@@ -486,7 +498,20 @@ done:
     Arena *home = g->ctx->arena;
     double t = configure(&s, p, k, why, sizeof why);
     (void)home;
-    if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "final kernel %d root %%%d: %g s %s\n", i, k->root->id, t, why);
+    if (getenv("TS_SEARCH_TRACE")) {
+      fprintf(stderr, "final kernel %d root %%%d: %g s %s\n", i, k->root->id, t, why);
+      for (int a = 0; a < k->naxes; a++)
+        fprintf(stderr, "  axis %d: size %lld %s tile %lld%s%s rep %%%d.%d\n", a, (long long)k->ax[a].size,
+                axis_role_name(k->ax[a].role), (long long)k->ax[a].tile, k->ax[a].reduced ? " reduced" : "",
+                k->ax[a].in_output ? " out" : "", k->axrep[a].node, k->axrep[a].dim);
+      for (int m = 0; m < k->members.len; m++) {
+        const Node *n = k->members.data[m];
+        fprintf(stderr, "  %%%d %s:", n->id, op_info[n->op].name);
+        for (int d = 0; d < n->shape.rank; d++) fprintf(stderr, " %d", k->dimax[n->id][d]);
+        if (op_info[n->op].cls == OPC_REDUCE || op_info[n->op].cls == OPC_MATMUL) fprintf(stderr, " / red %d", k->redax[n->id]);
+        fputc('\n', stderr);
+      }
+    }
     if (!isfinite(t)) {
       /* not realizable fused: the naive rules (a kernel the naive lowering has) */
       k->naive = k->outs.len == 1;

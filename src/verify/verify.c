@@ -653,6 +653,27 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
   return tp;
 }
 
+/* Does the entry's graph at sizes s have the plan's structure?  (-1 if it
+   does not elaborate.) */
+static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, const Plan *plan) {
+  Arena *home = c->arena, *scratch = arena_new();
+  c->arena = scratch;
+  jmp_buf here;
+  jmp_buf *prev = c->unwind;
+  FILE *save = c->err;
+  c->err = NULL;
+  int nodes = -1;
+  if (!setjmp(here)) {
+    c->unwind = &here;
+    nodes = plan_matches(plan, elab_entry(c, prog, entry, (Pos){0}, s, n));
+  }
+  c->unwind = prev;
+  c->err = save;
+  c->arena = home;
+  arena_free(scratch);
+  return nodes;
+}
+
 typedef struct Tally {
   int pass, fail, skip, instances, nostruct;
   int64_t elements, unverifiable; /* over every trial */
@@ -740,16 +761,27 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
   int ndone = 0;
   Tally tl = {0};
   Arena *home = c->arena;
+  /* with a plan: sizes that change the graph's structure (a depth that
+     unrolls layers) keep their value, so the plan carries over */
+  bool structural[MAX_NATS] = {0};
+  if (o->plan)
+    for (int k = 0; k < nn; k++) {
+      if (nats[k].value <= 2) continue;
+      SizeArg s[MAX_NATS];
+      for (int q = 0; q < nn; q++) s[q] = (SizeArg){nats[q].name, nats[q].value, false};
+      s[k].value = nats[k].value > 3 ? 3 : 2;
+      structural[k] = probe_matches(c, prog, entry, s, nn, o->plan) == 0;
+    }
   for (int fam = 0; fam < 5; fam++) {
     for (int level = 0; level < 4; level++) {
       SizeArg s[MAX_NATS];
       int64_t vals[MAX_NATS];
       for (int k = 0; k < nn; k++) {
-        vals[k] = shrink(fam, level, nats[k].value, vmax);
+        vals[k] = structural[k] ? nats[k].value : shrink(fam, level, nats[k].value, vmax);
         s[k] = (SizeArg){nats[k].name, vals[k], false};
       }
       bool dup = false, huge = false;
-      for (int k = 0; k < nn; k++) huge |= fam == 0 && vals[k] > 512;
+      for (int k = 0; k < nn; k++) huge |= fam == 0 && vals[k] > 512 && !structural[k];
       if (huge) break; /* not small: only shrunken instances */
       for (int d = 0; d < ndone; d++) dup |= !memcmp(done[d], vals, sizeof(int64_t) * (size_t)nn);
       if (dup) break; /* a smaller top would only repeat an instance */
