@@ -20,10 +20,12 @@
  * compiler point here) maps each op to a kernel; elementwise kernels take the
  * scalar function as a pointer.  Broadcasting (binary, compare, select,
  * gather, matmul batch dimensions) and permutation all use one strided
- * iterator, Iter, which walks the output row-major and keeps one element
- * offset per operand, with stride 0 on broadcast dimensions.
+ * iterator, Iter (iter.h, shared with bound.c), which walks the output
+ * row-major and keeps one element offset per operand, with stride 0 on
+ * broadcast dimensions.
  */
 #include "interp.h"
+#include "iter.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -69,74 +71,6 @@ void tensor_free(Tensor *t) {
 }
 
 static int64_t tensor_numel(const Tensor *t) { return numel_checked(&t->shape); }
-
-/* Row-major element strides of s. */
-static void row_strides(const Shape *s, int64_t st[TS_MAX_RANK]) {
-  int64_t acc = 1;
-  for (int i = s->rank - 1; i >= 0; i--) {
-    st[i] = acc;
-    acc *= s->d[i].n;
-  }
-}
-
-/* Product of the dimensions [from, to) of s. */
-static int64_t dims_prod(const Shape *s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++) p *= s->d[i].n;
-  return p;
-}
-
-/* ---- the strided iterator ---- */
-
-#define ITER_MAXOPS 3
-
-/* Walks an output shape row-major; off[k] is operand k's element offset. */
-typedef struct Iter {
-  int rank;
-  int64_t dim[TS_MAX_RANK];
-  int64_t idx[TS_MAX_RANK];
-  int64_t st[ITER_MAXOPS][TS_MAX_RANK];
-  int64_t off[ITER_MAXOPS];
-} Iter;
-
-static void iter_init(Iter *it, const Shape *out) {
-  memset(it, 0, sizeof *it);
-  it->rank = out->rank;
-  for (int i = 0; i < out->rank; i++) it->dim[i] = out->d[i].n;
-}
-
-/* Operand k has shape s, right-aligned against the output (NumPy rules);
-   its elements are `unit` doubles apart (1, or a matrix size for matmul). */
-static void iter_bcast(Iter *it, int k, const Shape *s, int64_t unit) {
-  int64_t st[TS_MAX_RANK];
-  row_strides(s, st);
-  int shift = it->rank - s->rank;
-  for (int i = 0; i < it->rank; i++) {
-    int j = i - shift;
-    it->st[k][i] = (j < 0 || s->d[j].n == 1) ? 0 : st[j] * unit;
-  }
-}
-
-/* Advance the index over dimensions from..0 (odometer order). */
-static inline void iter_step(Iter *it, int nops, int from) {
-  for (int d = from; d >= 0; d--) {
-    for (int k = 0; k < nops; k++) it->off[k] += it->st[k][d];
-    if (++it->idx[d] < it->dim[d]) return;
-    for (int k = 0; k < nops; k++) it->off[k] -= it->st[k][d] * it->dim[d];
-    it->idx[d] = 0;
-  }
-}
-
-/* One element on. */
-static inline void iter_next(Iter *it, int nops) { iter_step(it, nops, it->rank - 1); }
-
-/* Kernels walk rows: the caller loops over the innermost dimension (length
-   iter_len, operand k's stride iter_inner) and then moves one row on. */
-static inline void iter_next_row(Iter *it, int nops) { iter_step(it, nops, it->rank - 2); }
-static inline int64_t iter_len(const Iter *it) { return it->rank ? it->dim[it->rank - 1] : 1; }
-static inline int64_t iter_inner(const Iter *it, int k) {
-  return it->rank ? it->st[k][it->rank - 1] : 0;
-}
 
 /* ---- a run: values, use counts, cleanup on unwind ---- */
 
@@ -571,18 +505,19 @@ static Tensor *run_all(Run *r, Tensor **values) {
     run_release(r, n);
   }
   const Node *o = r->target;
-  Tensor *out = r->val[o->id];
-  if (borrowed(r, o->id)) out = run_copy(r, o, out);
-  else r->val[o->id] = NULL; /* detach: the caller owns it */
   if (r->keep && values) {
-    /* values[] is filled only on success: until then the run owns them */
-    for (int i = 0; i <= o->id; i++) {
+    /* values[] is filled only on success: until then the run owns them (a
+       copy that fails unwinds; run_guarded frees what values[] holds) */
+    for (int i = 0; i < o->id; i++) {
       if (!r->keep[i] || !r->val[i]) continue;
       if (borrowed(r, i)) values[i] = run_copy(r, g->nodes[i], r->val[i]);
       else values[i] = r->val[i], r->val[i] = NULL;
     }
-    if (r->keep[o->id]) values[o->id] = run_copy(r, o, out);
+    if (r->keep[o->id]) values[o->id] = run_copy(r, o, r->val[o->id]);
   }
+  Tensor *out = r->val[o->id];
+  if (borrowed(r, o->id)) out = run_copy(r, o, out);
+  else r->val[o->id] = NULL; /* detach last: the caller owns it */
   return out;
 }
 

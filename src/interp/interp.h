@@ -36,6 +36,17 @@ Tensor *interp_run(Graph *g, Tensor **inputs);
 Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const bool *keep,
                       Tensor **values);
 
+/* Running error analysis (bound.c): evaluates `target` as interp_run_ex
+   does (given values and inputs are exact) and, in *bound (same shape,
+   caller frees), a first-order bound per element on |computed - exact| for
+   an evaluation that rounds node id's result with unit roundoff u[id] and
+   accumulates its sums and products with uacc[id] (either NULL: 0 for
+   every node).  The bound is infinite where it cannot be bounded (and at
+   NaN); at an infinite value, 0 says that infinity is certain.  Returns the
+   target's value (caller frees) or unwinds, freeing everything. */
+Tensor *interp_bound(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const double *u,
+                     const double *uacc, Tensor **bound);
+
 /* Fill random inputs for every graph input not given, by the rule of
    ir/inputs.c: normal(0, 1) for real inputs, normal(0, 1/fan_in) for a
    weight feeding a matmul (ir_fan_in; normal(0, 1) too with unit_weights),
