@@ -89,7 +89,9 @@ const char *elem_kind_name(ElemKind k) {
 
 /* ---- the rules ---- */
 
-/* op_result's failure: the reason into why, false. */
+/* op_result's failure: the reason into why, false.  WHY_NOT formats only
+   when a reason is wanted (the e-graph and the rule checks ask op_result
+   about many candidates and need no message). */
 static bool why_not(char *why, size_t n, const char *fmt, ...) TS_PRINTF(3, 4);
 static bool why_not(char *why, size_t n, const char *fmt, ...) {
   if (why && n) {
@@ -101,12 +103,14 @@ static bool why_not(char *why, size_t n, const char *fmt, ...) {
   return false;
 }
 
+#define WHY_NOT(wn, ...) (why ? why_not(why, wn, __VA_ARGS__) : false)
+
 static bool size_ok(const Shape *s, char *why, size_t wn) {
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) {
     int64_t d = s->d[i].n;
-    if (d < 0) return why_not(why, wn, "dimension %d has negative size %lld", i, (long long)d);
-    if (d > 0 && n > INT64_MAX / d) return why_not(why, wn, "the tensor has more than 2^63 elements");
+    if (d < 0) return WHY_NOT(wn, "dimension %d has negative size %lld", i, (long long)d);
+    if (d > 0 && n > INT64_MAX / d) return WHY_NOT(wn, "the tensor has more than 2^63 elements");
     n *= d;
   }
   return true;
@@ -116,7 +120,7 @@ static bool broadcast_ok(const char *what, const Shape *a, const Shape *b, Shape
   int bad;
   if (shape_broadcast(a, b, out, &bad)) return true;
   char sa[256], sb[256];
-  return why_not(why, wn,
+  return WHY_NOT(wn,
                  "cannot broadcast %s %s with %s: dimension %d from the end is %lld on the left and %lld on "
                  "the right",
                  what, shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), bad + 1,
@@ -126,7 +130,7 @@ static bool broadcast_ok(const char *what, const Shape *a, const Shape *b, Shape
 static bool axis_ok(int axis, int rank, const char *what, int *ax, char *why, size_t wn) {
   *ax = axis_norm(axis, rank);
   if (*ax >= 0) return true;
-  return why_not(why, wn, "%s: dim %d is out of range for a tensor of rank %d (valid: %d..%d)", what, axis,
+  return WHY_NOT(wn, "%s: dim %d is out of range for a tensor of rank %d (valid: %d..%d)", what, axis,
                  rank, -rank, rank - 1);
 }
 
@@ -136,7 +140,7 @@ static bool unary(Op op, ElemKind k, ElemKind *kout, char *why, size_t wn) {
     return true;
   }
   if (k == EK_BOOL)
-    return why_not(why, wn, "'%s' needs a numeric tensor, not a boolean mask; use 'cast' or 'select'",
+    return WHY_NOT(wn, "'%s' needs a numeric tensor, not a boolean mask; use 'cast' or 'select'",
                    op_info[op].name);
   *kout = op == OP_NEG || op == OP_ABS ? k : EK_REAL;
   return true;
@@ -147,13 +151,13 @@ static bool binary(Op op, const Shape *const *in, const ElemKind *k, Shape *out,
   if (!broadcast_ok("the shapes", in[0], in[1], out, why, wn)) return false;
   if (op_info[op].cls == OPC_COMPARE) {
     if ((k[0] == EK_BOOL) != (k[1] == EK_BOOL) && op != OP_EQ && op != OP_NE)
-      return why_not(why, wn, "cannot compare a %s tensor with a %s tensor", elem_kind_name(k[0]),
+      return WHY_NOT(wn, "cannot compare a %s tensor with a %s tensor", elem_kind_name(k[0]),
                      elem_kind_name(k[1]));
     *kout = EK_BOOL;
     return true;
   }
   if (k[0] == EK_BOOL || k[1] == EK_BOOL)
-    return why_not(why, wn, "'%s' needs numeric operands, but one is a boolean mask; use 'cast' or 'select'",
+    return WHY_NOT(wn, "'%s' needs numeric operands, but one is a boolean mask; use 'cast' or 'select'",
                    op_info[op].name);
   *kout = k[0] == EK_INT && k[1] == EK_INT && op != OP_DIV && op != OP_POW ? EK_INT : EK_REAL;
   return true;
@@ -162,9 +166,9 @@ static bool binary(Op op, const Shape *const *in, const ElemKind *k, Shape *out,
 static bool select_rule(const Shape *const *in, const ElemKind *k, Shape *out, ElemKind *kout, char *why,
                         size_t wn) {
   if (k[0] != EK_BOOL)
-    return why_not(why, wn, "the condition of 'select' must be a boolean mask (a comparison), not a %s tensor",
+    return WHY_NOT(wn, "the condition of 'select' must be a boolean mask (a comparison), not a %s tensor",
                    elem_kind_name(k[0]));
-  if (k[1] == EK_BOOL || k[2] == EK_BOOL) return why_not(why, wn, "the branches of 'select' must be numeric tensors");
+  if (k[1] == EK_BOOL || k[2] == EK_BOOL) return WHY_NOT(wn, "the branches of 'select' must be numeric tensors");
   Shape s1;
   if (!broadcast_ok("the branches", in[1], in[2], &s1, why, wn)) return false;
   if (!broadcast_ok("the condition", in[0], &s1, out, why, wn)) return false;
@@ -175,11 +179,11 @@ static bool select_rule(const Shape *const *in, const ElemKind *k, Shape *out, E
 static bool reduce(Op op, const NodeAttrs *at, const Shape *a, ElemKind k, Shape *out, ElemKind *kout,
                    char *why, size_t wn) {
   const char *name = op_info[op].name;
-  if (a->rank == 0) return why_not(why, wn, "'%s' needs a tensor of rank at least 1, not a scalar", name);
-  if (k == EK_BOOL) return why_not(why, wn, "'%s' needs a numeric tensor, not a boolean mask", name);
+  if (a->rank == 0) return WHY_NOT(wn, "'%s' needs a tensor of rank at least 1, not a scalar", name);
+  if (k == EK_BOOL) return WHY_NOT(wn, "'%s' needs a numeric tensor, not a boolean mask", name);
   int ax;
   if (!axis_ok(at->axis, a->rank, name, &ax, why, wn)) return false;
-  if (a->d[ax].n == 0 && op != OP_SUM) return why_not(why, wn, "'%s' over an empty dimension has no value", name);
+  if (a->d[ax].n == 0 && op != OP_SUM) return WHY_NOT(wn, "'%s' over an empty dimension has no value", name);
   *out = *a;
   out->d[ax] = (Dim){1, NULL};
   *kout = k;
@@ -190,12 +194,12 @@ static bool matmul(const Shape *a, const Shape *b, const ElemKind *k, Shape *out
                    size_t wn) {
   char sa[256], sb[256];
   if (a->rank < 2 || b->rank < 2)
-    return why_not(why, wn, "'⬝' needs operands of rank at least 2, got %s and %s", shape_str(a, sa, sizeof sa),
+    return WHY_NOT(wn, "'⬝' needs operands of rank at least 2, got %s and %s", shape_str(a, sa, sizeof sa),
                    shape_str(b, sb, sizeof sb));
-  if (k[0] == EK_BOOL || k[1] == EK_BOOL) return why_not(why, wn, "'⬝' needs numeric operands, not boolean masks");
+  if (k[0] == EK_BOOL || k[1] == EK_BOOL) return WHY_NOT(wn, "'⬝' needs numeric operands, not boolean masks");
   const Dim *k1 = &a->d[a->rank - 1], *k2 = &b->d[b->rank - 2];
   if (k1->n != k2->n)
-    return why_not(why, wn,
+    return WHY_NOT(wn,
                    "'⬝' contracts the last dimension of the left operand with the second-to-last of the "
                    "right: %s ⬝ %s has %lld against %lld",
                    shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), (long long)k1->n, (long long)k2->n);
@@ -203,9 +207,9 @@ static bool matmul(const Shape *a, const Shape *b, const ElemKind *k, Shape *out
   ba.rank -= 2;
   bb.rank -= 2;
   if (!shape_broadcast(&ba, &bb, &s, NULL))
-    return why_not(why, wn, "the batch dimensions of %s ⬝ %s do not broadcast", shape_str(a, sa, sizeof sa),
+    return WHY_NOT(wn, "the batch dimensions of %s ⬝ %s do not broadcast", shape_str(a, sa, sizeof sa),
                    shape_str(b, sb, sizeof sb));
-  if (s.rank + 2 > TS_MAX_RANK) return why_not(why, wn, "the result has rank above %d", TS_MAX_RANK);
+  if (s.rank + 2 > TS_MAX_RANK) return WHY_NOT(wn, "the result has rank above %d", TS_MAX_RANK);
   s.d[s.rank] = a->d[a->rank - 2];
   s.d[s.rank + 1] = b->d[b->rank - 1];
   s.rank += 2;
@@ -217,13 +221,13 @@ static bool matmul(const Shape *a, const Shape *b, const ElemKind *k, Shape *out
 static bool permute(const NodeAttrs *at, const Shape *a, Shape *out, char *why, size_t wn) {
   int r = a->rank;
   if (at->nperm != r)
-    return why_not(why, wn, "'permute' of a rank-%d tensor needs %d entries, not %d", r, r, at->nperm);
+    return WHY_NOT(wn, "'permute' of a rank-%d tensor needs %d entries, not %d", r, r, at->nperm);
   bool seen[TS_MAX_RANK] = {0};
   *out = (Shape){.rank = r};
   for (int i = 0; i < r; i++) {
     int p = at->perm[i];
     if (p < 0 || p >= r || seen[p])
-      return why_not(why, wn, "'permute' needs a permutation of 0..%d; entry %d is %d", r - 1, i, p);
+      return WHY_NOT(wn, "'permute' needs a permutation of 0..%d; entry %d is %d", r - 1, i, p);
     seen[p] = true;
     out->d[i] = a->d[p];
   }
@@ -234,7 +238,7 @@ static bool reshape(const NodeAttrs *at, const Shape *a, Shape *out, char *why, 
   if (!size_ok(&at->shape, why, wn)) return false;
   if (shape_numel(&at->shape) != shape_numel(a)) {
     char sa[256], sb[256];
-    return why_not(why, wn, "cannot reshape %s (%lld elements) to %s (%lld elements)", shape_str(a, sa, sizeof sa),
+    return WHY_NOT(wn, "cannot reshape %s (%lld elements) to %s (%lld elements)", shape_str(a, sa, sizeof sa),
                    (long long)shape_numel(a), shape_str(&at->shape, sb, sizeof sb),
                    (long long)shape_numel(&at->shape));
   }
@@ -243,12 +247,12 @@ static bool reshape(const NodeAttrs *at, const Shape *a, Shape *out, char *why, 
 }
 
 static bool slice(const NodeAttrs *at, const Shape *a, Shape *out, char *why, size_t wn) {
-  if (a->rank == 0) return why_not(why, wn, "'slice' needs a tensor of rank at least 1");
+  if (a->rank == 0) return WHY_NOT(wn, "'slice' needs a tensor of rank at least 1");
   int ax;
   if (!axis_ok(at->axis, a->rank, "slice", &ax, why, wn)) return false;
   int64_t n = a->d[ax].n;
   if (at->lo < 0 || at->hi < at->lo || at->hi > n)
-    return why_not(why, wn,
+    return WHY_NOT(wn,
                    "slice [%lld, %lld) is out of range for dimension %d of size %lld (need 0 <= lo <= hi <= %lld)",
                    (long long)at->lo, (long long)at->hi, ax, (long long)n, (long long)n);
   *out = *a;
@@ -258,9 +262,9 @@ static bool slice(const NodeAttrs *at, const Shape *a, Shape *out, char *why, si
 
 static bool concat(const NodeAttrs *at, const Shape *const *in, const ElemKind *k, int n, Shape *out,
                    ElemKind *kout, char *why, size_t wn) {
-  if (n == 0) return why_not(why, wn, "'concat' needs at least one tensor");
+  if (n == 0) return WHY_NOT(wn, "'concat' needs at least one tensor");
   const Shape *s0 = in[0];
-  if (s0->rank == 0) return why_not(why, wn, "'concat' needs tensors of rank at least 1");
+  if (s0->rank == 0) return WHY_NOT(wn, "'concat' needs tensors of rank at least 1");
   int ax;
   if (!axis_ok(at->axis, s0->rank, "concat", &ax, why, wn)) return false;
   int64_t total = 0;
@@ -270,7 +274,7 @@ static bool concat(const NodeAttrs *at, const Shape *const *in, const ElemKind *
     for (int d = 0; ok && d < s0->rank; d++) ok = d == ax || si->d[d].n == s0->d[d].n;
     if (!ok) {
       char a[256], b[256];
-      return why_not(why, wn,
+      return WHY_NOT(wn,
                      "'concat' along dim %d: tensor %d has shape %s, which does not match %s (or its element "
                      "kind differs)",
                      ax, i, shape_str(si, b, sizeof b), shape_str(s0, a, sizeof a));
@@ -287,10 +291,10 @@ static bool gather(const NodeAttrs *at, const Shape *x, const Shape *idx, const 
                    ElemKind *kout, char *why, size_t wn) {
   char sa[256], sb[256];
   if (k[1] != EK_INT)
-    return why_not(why, wn, "the indices of 'gather' must be an Index tensor, not a %s tensor",
+    return WHY_NOT(wn, "the indices of 'gather' must be an Index tensor, not a %s tensor",
                    elem_kind_name(k[1]));
   if (x->rank == 0 || x->rank != idx->rank)
-    return why_not(why, wn,
+    return WHY_NOT(wn,
                    "'gather' needs the tensor and the indices to have the same rank (at least 1): %s and %s; "
                    "reshape the indices",
                    shape_str(x, sa, sizeof sa), shape_str(idx, sb, sizeof sb));
@@ -299,10 +303,10 @@ static bool gather(const NodeAttrs *at, const Shape *x, const Shape *idx, const 
   Shape a = *x, b = *idx;
   a.d[ax] = b.d[ax] = (Dim){1, NULL};
   if (!shape_broadcast(&a, &b, out, NULL))
-    return why_not(why, wn, "'gather': the dimensions other than %d of %s and %s do not broadcast", ax,
+    return WHY_NOT(wn, "'gather': the dimensions other than %d of %s and %s do not broadcast", ax,
                    shape_str(x, sa, sizeof sa), shape_str(idx, sb, sizeof sb));
   out->d[ax] = idx->d[ax];
-  if (x->d[ax].n == 0 && idx->d[ax].n > 0) return why_not(why, wn, "'gather' from an empty dimension");
+  if (x->d[ax].n == 0 && idx->d[ax].n > 0) return WHY_NOT(wn, "'gather' from an empty dimension");
   *kout = k[0];
   return true;
 }
@@ -311,7 +315,7 @@ bool op_result(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKin
                ElemKind *kout, char *why, size_t whylen) {
   const OpInfo *oi = &op_info[op];
   if (oi->arity >= 0 && nin != oi->arity)
-    return why_not(why, whylen, "'%s' takes %d operand%s, not %d", oi->name, oi->arity, oi->arity == 1 ? "" : "s",
+    return WHY_NOT(whylen, "'%s' takes %d operand%s, not %d", oi->name, oi->arity, oi->arity == 1 ? "" : "s",
                    nin);
   switch (op) {
   case OP_INPUT:
@@ -324,9 +328,9 @@ bool op_result(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKin
     *kout = at->kind;
     return true;
   case OP_IOTA:
-    if (at->shape.rank != 1) return why_not(why, whylen, "iota has rank 1, not %d", at->shape.rank);
+    if (at->shape.rank != 1) return WHY_NOT(whylen, "iota has rank 1, not %d", at->shape.rank);
     if (at->shape.d[0].n < 0)
-      return why_not(why, whylen, "iota needs a size of at least 0, not %lld", (long long)at->shape.d[0].n);
+      return WHY_NOT(whylen, "iota needs a size of at least 0, not %lld", (long long)at->shape.d[0].n);
     *out = at->shape;
     *kout = EK_INT;
     return true;
@@ -374,5 +378,5 @@ bool op_result(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKin
   case OP_GATHER: return gather(at, in[0], in[1], kin, out, kout, why, whylen);
   case OP_COUNT: break;
   }
-  return why_not(why, whylen, "unknown op %d", (int)op);
+  return WHY_NOT(whylen, "unknown op %d", (int)op);
 }
