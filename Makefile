@@ -16,7 +16,7 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined -DTS_DEBUG
 ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o
 
-.PHONY: all test requirements unit golden crosscheck asan asan-test fuzz fuzz-run bench clean update-golden
+.PHONY: all test requirements unit golden crosscheck rules asan asan-test fuzz fuzz-run bench clean update-golden
 
 all: tilesmith
 
@@ -39,8 +39,16 @@ build/asan/prelude.o: build/prelude.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(ASAN_FLAGS) -c -o $@ $<
 
-build/unit: $(UNIT) $(OBJS) tests/unit/unit.h
+build/unit: $(UNIT) $(OBJS) tests/unit/unit.h tests/rules/planted.def
 	$(CC) $(WARN) $(DEFS) $(CFLAGS) -o $@ $(UNIT) $(OBJS) $(LDLIBS)
+
+# The rule checks (tests/rules): every rewrite rule proven with Z3 (the only
+# program linked with libz3; tilesmith itself does not depend on it) and
+# equality saturation end to end on every example.
+build/prove_rules: tests/rules/prove_rules.c tests/rules/planted.def $(OBJS)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) -o $@ tests/rules/prove_rules.c $(OBJS) $(LDLIBS) -lz3
+build/rewrite_examples: tests/rules/rewrite_examples.c $(OBJS)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) -o $@ tests/rules/rewrite_examples.c $(OBJS) $(LDLIBS)
 
 # Sanitizer build of the program and the unit tests (also a debug build:
 # the graph invariant checker runs between stages).
@@ -49,7 +57,7 @@ build/asan/%.o: %.c $(HDRS)
 	$(CC) $(WARN) $(DEFS) $(ASAN_FLAGS) -c -o $@ $<
 build/asan/tilesmith: $(CLI:%.c=build/asan/%.o) $(ASAN_OBJS)
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
-build/asan/unit: $(UNIT) $(ASAN_OBJS) tests/unit/unit.h
+build/asan/unit: $(UNIT) $(ASAN_OBJS) tests/unit/unit.h tests/rules/planted.def
 	$(CC) $(WARN) $(DEFS) $(ASAN_FLAGS) -o $@ $(UNIT) $(ASAN_OBJS) $(LDLIBS)
 asan: build/asan/tilesmith build/asan/unit
 
@@ -73,6 +81,9 @@ update-golden: tilesmith
 crosscheck: tilesmith
 	python3 tests/crosscheck.py ./tilesmith
 
+rules: build/prove_rules build/rewrite_examples
+	tests/rules/run.sh
+
 asan-test: asan
 	build/asan/unit
 	tests/golden.sh build/asan/tilesmith
@@ -87,7 +98,7 @@ requirements:
 	@tests/run.sh --requirements
 
 test: requirements
-	@$(MAKE) --no-print-directory all build/unit asan fuzz
+	@$(MAKE) --no-print-directory all build/unit build/prove_rules build/rewrite_examples asan fuzz
 	tests/run.sh $(FUZZ_SECONDS)
 
 bench: tilesmith

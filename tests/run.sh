@@ -7,10 +7,10 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 
 # What the suites need beyond the C build: python3 with the packages of
-# requirements-test.txt (the NumPy cross-check), and clang with libFuzzer
-# (the fuzzing run).  Checked before anything runs (and by `make test`
-# before anything is built), so a missing one stops at once and says what
-# to install, instead of failing minutes later with a traceback.
+# requirements-test.txt (the NumPy cross-check), clang with libFuzzer (the
+# fuzzing run) and Z3 (the rule prover).  Checked before anything runs (and
+# by `make test` before anything is built), so a missing one stops at once
+# and says what to install, instead of failing minutes later with a traceback.
 requirements() {
   local missing=() p mod tmp
   if ! command -v python3 > /dev/null 2>&1; then
@@ -35,6 +35,11 @@ requirements() {
       missing+=("libFuzzer (clang is there, but cannot link -fsanitize=fuzzer): apt-get install libclang-rt-dev (as root or with sudo)")
     rm -rf "$tmp"
   fi
+  tmp=$(mktemp -d)
+  printf '#include <z3.h>\nint main(void) { Z3_config c = Z3_mk_config(); Z3_del_config(c); return 0; }\n' > "$tmp/z.c"
+  cc -o "$tmp/z" "$tmp/z.c" -lz3 > /dev/null 2>&1 ||
+    missing+=("Z3 (the rule prover, tests/rules/prove_rules.c): apt-get install libz3-dev (as root or with sudo)")
+  rm -rf "$tmp"
   [ ${#missing[@]} = 0 ] && return 0
   echo "make test needs what is missing here:" >&2
   for p in "${missing[@]}"; do echo "  - $p" >&2; done
@@ -74,6 +79,7 @@ suite unit build/unit
 suite golden tests/golden.sh ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
+suite rules tests/rules/run.sh
 # emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and
 # compiled for capability 9.0 (Triton) when the pinned toolchain is there
 # (TOOLCHAIN_PYTHON, installed by tools/toolchain/install_here.sh; CI sets
