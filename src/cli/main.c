@@ -290,7 +290,7 @@ static const Command commands[] = {
      "generic ones are listed.\n",
      cmd_check, false, false},
     {"graph", "print the graph IR of an entry",
-     "tilesmith graph FILE.lean --entry NAME [--size ...] [--format text|dot|json]",
+     "tilesmith graph FILE.lean --entry NAME [--size ...] [--format text|dot|json] [--rewrite [--stats]]",
      "Prints the graph IR of the entry after the prelude is inlined: only\n"
      "primitives remain, each node with its shape (symbolic and concrete) and\n"
      "the source position it came from.  --format text (default), dot\n"

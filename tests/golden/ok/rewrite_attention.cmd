@@ -1,0 +1,1 @@
+graph examples/attention.lean --entry attention_4k --rewrite
