@@ -29,7 +29,7 @@ typedef struct ENode {
   int nin;
   int *kids;             /* child classes (canonical as of the last rebuild or the add) */
   int cls;               /* the class it was added to (eg_find gives the current one) */
-  int rule;              /* index of the rule (in the run's list) whose application made it; -1 */
+  int rule;              /* the rule whose application made it (EGraph.rule_names), or -1 */
   bool dead;             /* a duplicate of another e-node, merged away by rebuild */
   uint64_t hash;
   /* provenance, as in Node */
@@ -65,8 +65,9 @@ struct EGraph {
   Pos cur_pos, cur_site;
   const char *cur_via;
   int cur_rule;
-  const char *const *rule_names; /* of the last run: extraction reports with them */
-  int nrule_names;
+  /* every rule any run on this e-graph used, in first-use order; ENode.rule
+     indexes it (so runs with different rule lists do not mix names up) */
+  VEC(const char *) rule_names;
 };
 
 EGraph *eg_new(Ctx *c, const Graph *src);

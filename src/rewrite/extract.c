@@ -105,7 +105,7 @@ static Node *build(Extract *x, int cls) {
   const ENode *e = &eg->nodes[x->best[cls]];
   Node *small[4], **k = e->nin <= 4 ? small : arena_alloc(eg->arena, sizeof(Node *) * (size_t)e->nin);
   for (int i = 0; i < e->nin; i++) k[i] = build(x, e->kids[i]);
-  if (e->rule >= 0 && e->rule < eg->nrule_names) x->used_rule[e->rule] = true;
+  if (e->rule >= 0 && e->rule < eg->rule_names.len) x->used_rule[e->rule] = true;
   g->cur_site = e->site;
   g->cur_via = e->via;
   Pos p = e->pos;
@@ -166,7 +166,8 @@ Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *c
   x.summary = arena_alloc(eg->arena, sizeof(void *) * (size_t)nc);
   x.built = arena_alloc(eg->arena, sizeof(Node *) * (size_t)nc);
   x.state = arena_alloc(eg->arena, (size_t)nc);
-  x.used_rule = arena_alloc(eg->arena, (size_t)(eg->nrule_names ? eg->nrule_names : 1));
+  int nr = eg->rule_names.len;
+  x.used_rule = arena_alloc(eg->arena, (size_t)(nr ? nr : 1));
   for (int c = 0; c < nc; c++) x.best[c] = -1;
   choose(&x, cost ? cost : eg_default_cost, user);
   const Graph *src = eg->src;
@@ -183,15 +184,15 @@ Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *c
   g->cur_site = (Pos){0};
   g->cur_via = NULL;
   if (rules_used) {
-    const char **names = arena_alloc(eg->ctx->arena, sizeof(char *) * (size_t)(eg->nrule_names + 1));
+    const char **names = arena_alloc(eg->ctx->arena, sizeof(char *) * (size_t)(nr + 1));
     int n = 0;
-    for (int i = 0; i < eg->nrule_names; i++)
-      if (x.used_rule[i]) names[n++] = eg->rule_names[i];
+    for (int i = 0; i < nr; i++)
+      if (x.used_rule[i]) names[n++] = eg->rule_names.data[i];
     *rules_used = names;
     if (nused) *nused = n;
   } else if (nused) {
     int n = 0;
-    for (int i = 0; i < eg->nrule_names; i++) n += x.used_rule[i];
+    for (int i = 0; i < nr; i++) n += x.used_rule[i];
     *nused = n;
   }
   return g;

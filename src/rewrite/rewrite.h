@@ -139,7 +139,8 @@ double eg_default_cost(const EgTerm *t, void **summary);
    output the term; each node keeps the provenance of the e-node it came from
    (its graph node, or the matched root of the rule application that made it).
    *rules_used (if not NULL) gets the names of the rules whose e-nodes the
-   term uses, each once, in table order; *nused their number.  Builder errors
+   term uses, each once, in the order the runs listed them (table order for
+   eg_run); *nused their number.  Builder errors
    (e.g. the node limit) unwind through the context. */
 Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *const **rules_used, int *nused);
 

@@ -48,7 +48,7 @@ const char *eg_stop_name(EgStop s) {
   return "?";
 }
 
-/* Apply one match; true if the e-graph changed. */
+/* Apply one match (ri: the rule's index in eg->rule_names); true if the e-graph changed. */
 static bool apply(EGraph *eg, const Rule *r, int ri, const Subst *s) {
   MatchView mv;
   subst_view(eg, r, s, &mv);
@@ -85,8 +85,14 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
   const char **names = arena_alloc(eg->arena, sizeof(char *) * (size_t)(nr ? nr : 1));
   for (int i = 0; i < nr; i++) names[i] = rules[i]->info.name;
   rep->rule_names = names;
-  eg->rule_names = names;
-  eg->nrule_names = nr;
+  /* the e-graph's own index of each rule, for the e-nodes it makes */
+  int *gidx = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
+  for (int i = 0; i < nr; i++) {
+    int k = 0;
+    while (k < eg->rule_names.len && strcmp(eg->rule_names.data[k], names[i])) k++;
+    if (k == eg->rule_names.len) vec_push(eg->arena, &eg->rule_names, names[i]);
+    gidx[i] = k;
+  }
   int *banned_until = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
   int *times_banned = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
   double t0 = now_s();
@@ -127,7 +133,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
     bool changed = false, node_limit = false;
     for (int i = 0; i < nr && !node_limit && !timed_out; i++) {
       for (int k = 0; k < found[i].len; k++) {
-        if (apply(eg, rules[i], i, &found[i].data[k])) {
+        if (apply(eg, rules[i], gidx[i], &found[i].data[k])) {
           changed = true;
           it->applied[i]++;
         }
