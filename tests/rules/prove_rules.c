@@ -428,6 +428,7 @@ static Verdict check_instance(const Rule *r, const RuleInstance *in, char *model
       snprintf(model, mlen, "%s", Z3_model_to_string(p.z, m));
       for (char *c = model; *c; c++)
         if (*c == '\n') *c = ' ';
+      if (strlen(model) > 200) strcpy(model + 196, " ..."); /* a witness, not the whole model */
       Z3_model_dec_ref(p.z, m);
     }
     Z3_params_dec_ref(p.z, prm);
