@@ -98,7 +98,10 @@ void emit_expr(Emit *e, const SExpr *x) {
   switch (x->kind) {
   case SX_INT:
   case SX_REAL: e->t->constant(e, x, false); return;
-  case SX_VAR: fputs(tvar_name(x->var), e->out); return;
+  case SX_VAR:
+    if (e->t->var) e->t->var(e, x->var);
+    else fputs(tvar_name(x->var), e->out);
+    return;
   case SX_IDX: {
     if (x->iop == IX_AND) {
       fputc('(', e->out);

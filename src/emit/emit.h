@@ -57,6 +57,7 @@ typedef struct EmitTarget {
   void (*constant)(Emit *e, const SExpr *x, bool as_value); /* SX_INT, SX_REAL */
   void (*load)(Emit *e, const SExpr *x);     /* SX_LOAD, converted to the compute type */
   void (*tile)(Emit *e, const SExpr *x);     /* SX_TILE */
+  void (*var)(Emit *e, TVar v);              /* SX_VAR (NULL: its plain name) */
   void (*imports)(Emit *e);
   void (*kernel)(Emit *e, const Kernel *k);  /* the kernel's function */
   void (*launch)(Emit *e, const Kernel *k);  /* one line of run(): launch it */
@@ -77,6 +78,10 @@ struct Emit {
   const char **pname;       /* per graph input: run()'s and reference()'s parameter */
   const char *pre;          /* prefix of the helpers run() calls, no parameter's ("_ts_") */
   const Kernel *k;          /* the kernel being written */
+  int64_t blk[2];           /* the block shape of the statement being written (Triton) */
+  const TBuf *staged[16];   /* fragments read through a shared copy (TileLang) */
+  int nstaged;
+  bool staging;             /* ... in the statements being written */
   bool failed;
   char err[512];
 };

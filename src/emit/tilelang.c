@@ -8,9 +8,11 @@
  * as TileLang writes them: T.fill, a T.Parallel loop per map (a masked map
  * is T.if_then_else, whose untaken branch the generated CUDA never
  * evaluates), T.gemm, T.reduce_*, and a T.Parallel loop with an `if` per
- * store.  A loop is T.Pipelined(lo, hi, num_stages=...) (T.serial when it
- * has no pipelining), an if a Python if on block-uniform values (TileLang
- * makes it a branch of the generated CUDA).  Loads of bf16/f16 storage are
+ * store.  A loop with constant bounds is T.Pipelined(n, num_stages=...);
+ * one whose bounds depend on the block (a causal key loop) is T.serial,
+ * since TileLang 0.1.15's pipeliner rejects a non-constant trip count; an
+ * if is a Python if on block-uniform values (TileLang makes it a branch of
+ * the generated CUDA).  Loads of bf16/f16 storage are
  * cast to float32 before arithmetic; values are cast to the destination's
  * type when stored.  Kernels are compiled lazily, on first use in run(),
  * with tilelang.compile and an explicit sm_90a target, and cached.
@@ -108,8 +110,51 @@ static void tl_load(Emit *e, const SExpr *x) {
 }
 
 static void tl_tile(Emit *e, const SExpr *x) {
-  emit_printf(e, "%s", x->buf->name);
+  bool staged = false;
+  for (int i = 0; e->staging && i < e->nstaged; i++) staged |= e->staged[i] == x->buf;
+  emit_printf(e, "%s%s", x->buf->name, staged ? "_s" : "");
   tl_index(e, x);
+}
+
+/* The epilogue's row statistics through shared memory.  A rank-1 fragment
+   reduced from a tile whose layout no gemm fixes (FlashNorm's sum of
+   squares of the A tile) gets a layout that TileLang 0.1.15 cannot
+   reconcile with the gemm accumulator the epilogue reads beside it ("no
+   available layout found"); a shared copy decouples the two.  Done for
+   every reduced rank-1 fragment read after the kernel's last loop. */
+typedef struct Stage { Emit *e; bool after; } Stage;
+
+static void stage_read(const SExpr *x, void *ud) {
+  Emit *e = ud;
+  if (x->kind != SX_TILE || x->buf->scope != SCOPE_FRAGMENT || x->buf->shape.rank != 1) return;
+  for (int i = 0; i < e->nstaged; i++)
+    if (e->staged[i] == x->buf) return;
+  if (e->nstaged < 16) e->staged[e->nstaged++] = x->buf;
+}
+
+static void stage_reads(const SExpr *x, void *ud) { sexpr_walk(x, stage_read, ud); }
+
+static bool reduced_into(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  const TBuf **b = ud;
+  if (s->kind == ST_REDUCE && s->dst == *b) *b = NULL;
+  return *b != NULL;
+}
+
+static void find_staged(Emit *e, const Kernel *k, int after) {
+  e->nstaged = 0;
+  for (int i = after; i < k->body.len; i++) {
+    const Stmt *s = k->body.data[i];
+    if (s->kind == ST_MAP || s->kind == ST_STORE) stmt_exprs(s, stage_reads, e);
+  }
+  /* keep the reduction results only */
+  int n = 0;
+  for (int i = 0; i < e->nstaged; i++) {
+    const TBuf *b = e->staged[i], *probe = b;
+    tile_walk(&k->body, reduced_into, &probe);
+    if (!probe) e->staged[n++] = b;
+  }
+  e->nstaged = n;
 }
 
 static void tl_imports(Emit *e) {
@@ -182,8 +227,11 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     return;
   }
   case ST_GEMM:
-    emit_printf(e, "%sT.gemm(%s, %s, %s%s%s)\n", ind, s->a->name, s->b->name, s->dst->name,
-                s->trans_a ? ", transpose_A=True" : "", s->trans_b ? ", transpose_B=True" : "");
+    /* in a fused kernel, rows of a product are reduced and rescaled: each
+       warp owns whole rows (FullRow), as TileLang's FlashAttention does */
+    emit_printf(e, "%sT.gemm(%s, %s, %s%s%s%s)\n", ind, s->a->name, s->b->name, s->dst->name,
+                s->trans_a ? ", transpose_A=True" : "", s->trans_b ? ", transpose_B=True" : "",
+                e->k->kind == KERNEL_FUSED ? ", policy=T.GemmWarpPolicy.FullRow" : "");
     return;
   case ST_REDUCE: {
     const char *fn = reduce_fn(s->reduce_op);
@@ -231,14 +279,18 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
   }
   case ST_LOOP: {
     const char *inner = arena_printf(e->a, "%s    ", ind);
-    bool from0 = s->lo->kind == SX_INT && s->lo->i == 0;
-    emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), s->stages > 0 || from0 ? "Pipelined" : "serial");
+    bool from0 = s->lo->kind == SX_INT && s->lo->i == 0, fixed = from0 && s->hi->kind == SX_INT;
+    /* TileLang 0.1.15's software pipeliner needs a constant trip count
+       (a causal loop's bound depends on the block): those loops run
+       unpipelined */
+    int stages = fixed ? s->stages : 0;
+    emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");
     if (!from0) {
       emit_expr(e, s->lo);
       emit_printf(e, ", ");
     }
     emit_expr(e, s->hi);
-    if (s->stages > 0 || from0) emit_printf(e, ", num_stages=%d", s->stages);
+    if (fixed) emit_printf(e, ", num_stages=%d", stages);
     emit_printf(e, "):\n");
     if (!s->body.len) emit_printf(e, "%spass\n", inner);
     tl_list(e, &s->body, inner);
@@ -316,7 +368,24 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   }
   NanBufs nb = {.e = e};
   tile_walk(&k->body, declare_nan, &nb);
-  tl_list(e, &k->body, "        ");
+  int last = -1;
+  for (int i = 0; i < k->body.len; i++)
+    if (k->body.data[i]->kind == ST_LOOP) last = i;
+  e->nstaged = 0;
+  if (k->kind == KERNEL_FUSED && last >= 0) find_staged(e, k, last + 1);
+  for (int i = 0; i < e->nstaged; i++)
+    emit_printf(e, "        %s_s = T.alloc_shared((%lld,), \"%s\")\n", e->staged[i]->name,
+                (long long)e->staged[i]->shape.d[0].n, dtype_name(e->staged[i]->dtype));
+  for (int i = 0; i < k->body.len; i++) {
+    if (i == last + 1 && e->nstaged) {
+      for (int q = 0; q < e->nstaged; q++)
+        emit_printf(e, "        for i in T.Parallel(%lld):\n            %s_s[i] = %s[i]\n",
+                    (long long)e->staged[q]->shape.d[0].n, e->staged[q]->name, e->staged[q]->name);
+      e->staging = true;
+    }
+    tl_stmt(e, k->body.data[i], "        ");
+  }
+  e->staging = false;
   if (!k->body.len) emit_printf(e, "        pass\n");
 }
 

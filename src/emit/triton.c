@@ -8,7 +8,10 @@
  * 2-D block: i = tl.arange(0, R)[:, None], j = tl.arange(0, C)[None, :]
  * (power-of-two extents, checked), a mask `_mask`, and `_zero`, a block of
  * zeros added to every pointer so that each load has the statement's full
- * block shape.  Triton's tl.where evaluates both branches and loads run
+ * block shape.  Each of those names carries the block's shape (i_64,
+ * j_128, _zero_64_128, _mask_64_128): Triton requires a variable assigned in
+ * a loop or a branch to keep one type, and the statements of a fused kernel
+ * work on blocks of several shapes.  Triton's tl.where evaluates both branches and loads run
  * whatever the select, so every load carries the statement's mask (the
  * lowering clamps data-dependent indices, so masked-in loads are in
  * bounds).  Tile buffers live in registers: a map assigns a block, a gemm
@@ -131,23 +134,48 @@ static void tr_pointer(Emit *e, const TBuf *g, SExpr **idx, int n) {
     if (strides[d] != 1) emit_printf(e, " * %lld", (long long)strides[d]);
     any = true;
   }
-  emit_printf(e, "%s_zero", any ? " + " : "");
+  emit_printf(e, "%s_zero_%lld_%lld", any ? " + " : "", (long long)e->blk[0], (long long)e->blk[1]);
 }
 
 static void tr_load(Emit *e, const SExpr *x) {
   emit_printf(e, "tl.load(");
   tr_pointer(e, x->buf, x->idx, x->nidx);
-  emit_printf(e, ", mask=_mask, other=0)");
+  emit_printf(e, ", mask=_mask_%lld_%lld, other=0)", (long long)e->blk[0], (long long)e->blk[1]);
   if (emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
 }
 
+/* A tile read as a block of the statement's shape: at the statement's own
+   coordinates, or broadcast along an axis of extent 1 (a row statistic
+   read across columns, a per-block scalar). */
+static bool at_var(const SExpr *x, TVar v) { return x->kind == SX_VAR && x->var == v; }
+static bool at_zero(const SExpr *x) { return x->kind == SX_INT && x->i == 0; }
+
 static void tr_tile(Emit *e, const SExpr *x) {
-  bool ident = x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I &&
-               (x->nidx == 1 || (x->idx[1]->kind == SX_VAR && x->idx[1]->var == TV_J));
-  if (!ident) emit_fail(e, "the tile %s is read away from the statement's own coordinates", x->buf->name);
-  if (x->nidx == 1) emit_printf(e, "%s[:, None]", x->buf->name);
-  else emit_printf(e, "%s", x->buf->name);
-  if (emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
+  const TBuf *b = x->buf;
+  bool ok = true;
+  if (x->nidx == 1) {
+    if (at_var(x->idx[0], TV_I)) emit_printf(e, "%s[:, None]", b->name);
+    else if (at_var(x->idx[0], TV_J)) emit_printf(e, "%s[None, :]", b->name);
+    else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1) emit_printf(e, "tl.reshape(%s, (1, 1))", b->name);
+    else ok = false;
+  } else {
+    bool r = at_var(x->idx[0], TV_I) || (at_zero(x->idx[0]) && b->shape.d[0].n == 1);
+    bool c = at_var(x->idx[1], TV_J) || (at_zero(x->idx[1]) && b->shape.d[1].n == 1);
+    if (r && c) emit_printf(e, "%s", b->name);
+    else ok = false;
+  }
+  if (!ok) {
+    emit_fail(e, "the tile %s is read away from the statement's own coordinates", b->name);
+    return;
+  }
+  if (emit_is_real(b->dtype) && b->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
+}
+
+/* i and j carry the block's shape */
+static void tr_var(Emit *e, TVar v) {
+  if (v == TV_I) emit_printf(e, "i_%lld", (long long)e->blk[0]);
+  else if (v == TV_J) emit_printf(e, "j_%lld", (long long)e->blk[1]);
+  else emit_printf(e, "%s", tvar_name(v));
 }
 
 static void tr_imports(Emit *e) {
@@ -162,16 +190,18 @@ static void block(Emit *e, const char *ind, const Stmt *s, int64_t r, int64_t c)
   if (!pow2(r) || !pow2(c))
     emit_fail(e, "the block [%lld, %lld] of kernel %s is not a power of two", (long long)r, (long long)c,
               e->k->name);
-  emit_printf(e, "%si = tl.arange(0, %lld)[:, None]\n", ind, (long long)r);
-  emit_printf(e, "%sj = tl.arange(0, %lld)[None, :]\n", ind, (long long)c);
-  emit_printf(e, "%s_zero = tl.zeros((%lld, %lld), tl.int32)\n", ind, (long long)r, (long long)c);
-  emit_printf(e, "%s_mask = ", ind); /* the mask, as a block */
+  e->blk[0] = r, e->blk[1] = c;
+  emit_printf(e, "%si_%lld = tl.arange(0, %lld)[:, None]\n", ind, (long long)r, (long long)r);
+  emit_printf(e, "%sj_%lld = tl.arange(0, %lld)[None, :]\n", ind, (long long)c, (long long)c);
+  emit_printf(e, "%s_zero_%lld_%lld = tl.zeros((%lld, %lld), tl.int32)\n", ind, (long long)r, (long long)c, (long long)r,
+              (long long)c);
+  emit_printf(e, "%s_mask_%lld_%lld = ", ind, (long long)r, (long long)c); /* the mask, as a block */
   if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
     emit_printf(e, "(");
     emit_cond(e, s->mask);
     emit_printf(e, ") & ");
   }
-  emit_printf(e, "(_zero == 0)\n");
+  emit_printf(e, "(_zero_%lld_%lld == 0)\n", (long long)r, (long long)c);
 }
 
 /* The accumulator's update, @D the accumulator, @A the tile.  tl.max and
@@ -192,7 +222,7 @@ static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SEx
   const char *zt = emit_is_real(dt) ? "tl.float32" : dt == DT_BOOL ? "tl.int1" : tl_dtype(dt);
   emit_printf(e, "(");
   if (mask && other) {
-    emit_printf(e, "tl.where(_mask, ");
+    emit_printf(e, "tl.where(_mask_%lld_%lld, ", (long long)e->blk[0], (long long)e->blk[1]);
     emit_expr(e, v);
     emit_printf(e, ", ");
     emit_expr(e, other);
@@ -266,7 +296,7 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     tr_pointer(e, s->global, s->ngidx ? s->gidx : &zero, s->ngidx);
     emit_printf(e, ", ");
     tr_block_value(e, s->value, NULL, NULL, s->global->dtype, s->ext[0], s->ext[1]);
-    emit_printf(e, ", mask=_mask)\n");
+    emit_printf(e, ", mask=_mask_%lld_%lld)\n", (long long)e->blk[0], (long long)e->blk[1]);
     return;
   }
   case ST_LOOP: {
@@ -281,6 +311,10 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     return;
   }
   case ST_IF: {
+    if (s->specialize) { /* Triton: the general branch alone (its layout pass rejects the branches) */
+      tr_list(e, &s->orelse, ind);
+      return;
+    }
     const char *inner = arena_printf(e->a, "%s    ", ind);
     emit_printf(e, "%sif ", ind);
     emit_cond(e, s->cond);
@@ -346,6 +380,7 @@ const EmitTarget emit_triton = {
     .constant = tr_constant,
     .load = tr_load,
     .tile = tr_tile,
+    .var = tr_var,
     .imports = tr_imports,
     .kernel = tr_kernel,
     .launch = tr_launch,

@@ -48,7 +48,7 @@ static int list_body(int p) { return 1 + 2 * p; }
 static int list_after(int p) { return 2 + 2 * p; }
 static bool is_body(int l) { return l % 2 == 1; }
 
-typedef enum { SUB_NONE, SUB_SAFE, SUB_KEEP } SubKind;
+typedef enum { SUB_NONE, SUB_SAFE, SUB_KEEP, SUB_UNMASK } SubKind;
 
 typedef struct OpTile { const Node *n; int8_t ax[2]; bool trans; int list; DType dt; TBuf *buf; } OpTile;
 
@@ -226,7 +226,7 @@ static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
   LP *L = p->ud;
   if (!L->pk->member[n->id]) return NULL;
   for (int q = 0; q < L->nmask; q++)
-    if (L->mask_sel[q] == n && L->sub[n->id] == SUB_NONE) L->saw_mask = true;
+    if (L->mask_sel[q] == n && L->sub[n->id] == SUB_NONE && (top || !L->tile[n->id])) L->saw_mask = true;
   switch (L->sub[n->id]) {
   case SUB_NONE: break;
   case SUB_SAFE: { /* the running max, −∞ read as 0 */
@@ -234,6 +234,9 @@ static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
     SExpr *args[3] = {eq, sx_real(L->a, 0), tile_read(L, n)};
     return sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
   }
+  case SUB_UNMASK: /* a mask select on a tile where it is all true: its kept branch (a tile of it is read as is) */
+    if (L->tile[n->id] && !top) return tile_read(L, n);
+    /* fallthrough */
   case SUB_KEEP: {
     SExpr *sub[TS_MAX_RANK];
     const Node *x = n->in[L->sub_keep[n->id]];
@@ -296,7 +299,7 @@ static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr 
   if (n && L->saw_mask) {
     SExpr *cond = NULL;
     for (int q = 0; q < L->nmask; q++) {
-      L->sub[L->mask_sel[q]->id] = SUB_KEEP;
+      L->sub[L->mask_sel[q]->id] = SUB_UNMASK;
       L->sub_keep[L->mask_sel[q]->id] = 1;
       cond = and_mask(L, cond, L->mask_true[q]);
     }
@@ -307,6 +310,7 @@ static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr 
     put = arena_alloc(L->a, sizeof *put);
     put->kind = ST_IF;
     put->cond = cond;
+    put->specialize = true;
     vec_push(L->a, &put->body, um);
     vec_push(L->a, &put->orelse, m);
   }
@@ -411,6 +415,18 @@ static void ensure_inputs(LP *L, const Node *n, bool top) {
   for (int i = 0; i < n->nin; i++) ensure_inputs(L, n->in[i], false);
 }
 
+/* does member n's value read a matrix tile of this kernel (not only row
+   statistics)? */
+static bool reads_tiles(LP *L, const Node *n) {
+  if (!L->pk->member[n->id]) return false;
+  if (L->tile[n->id] || state_info(L, n)) return L->tile[n->id] && L->tile[n->id]->shape.rank == 2;
+  if (L->sub[n->id] == SUB_SAFE) return true;
+  if (L->sub[n->id] == SUB_KEEP) return reads_tiles(L, n->in[L->sub_keep[n->id]]);
+  for (int i = 0; i < n->nin; i++)
+    if (reads_tiles(L, n->in[i])) return true;
+  return false;
+}
+
 /* the list an operand tile belongs to: loaded per iteration if it moves
    along the stream or an inner loop, else once, where its inputs exist */
 static bool axis_moves(LP *L, int a) {
@@ -453,7 +469,10 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   }
   if (list != L->cur) L->target = NULL, L->cur = list;
   if (!in_mem) ensure_inputs(L, x, true);
-  bool shared = in_mem || o == 1;
+  /* shared memory, unless the operand is made from register tiles (a
+     softmax's probabilities: TileLang feeds those to the gemm from
+     registers) */
+  bool shared = in_mem || o == 1 || !reads_tiles(L, x);
   TBuf *t = new_tile(L, o == 0 ? "A" : "B", shared ? SCOPE_SHARED : SCOPE_FRAGMENT, L->tp->dtype, tax, true);
   set_dom(L, tax);
   /* the operand's index: mm's batch axes, then (row, red) or (red, col) */

@@ -240,6 +240,8 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
             Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], th ? 256 : 128};
             if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
             if (!gemm && th) continue;
+            /* Hopper's warpgroup gemm: 64 rows per 128 threads */
+            if (gemm && th && c.rtile < 128) continue;
             if (row < 0 && ri) continue;
             if (col < 0 && ci) continue;
             if (!apply(k, &c, row, col)) continue;

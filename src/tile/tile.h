@@ -128,6 +128,7 @@ struct Stmt {
   SExpr *lo, *hi;     /* LOOP: bounds, over block ids and outer loop variables */
   int stages;         /* LOOP */
   SExpr *cond;        /* IF */
+  bool specialize;    /* IF: body computes what orelse computes, where cond holds (a target may emit orelse alone) */
   StmtList body;      /* LOOP: the body; IF: the branch taken when cond holds */
   StmtList orelse;    /* IF: the other branch */
 };
