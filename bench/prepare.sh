@@ -4,6 +4,8 @@
 # manifest.json listing them.  Runs here (no GPU needed); bench/out/ is
 # carried to the GPU machine.
 # usage: bench/prepare.sh [./tilesmith] [--dtype bf16]
+# NAIVE=1 also writes the naive lowering's modules (tilelang-naive,
+# triton-naive), timed beside the searched ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
@@ -18,12 +20,15 @@ first=1
     [ -n "$file" ] || continue
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
-    for target in tilelang triton; do
-      if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" -o "$out/${inst}_$target.py" > /dev/null 2> "$out/${inst}_$target.err"; then
-        mods="$mods${mods:+, }\"$target\": \"${inst}_$target.py\""
-        rm -f "$out/${inst}_$target.err"
+    for variant in tilelang triton ${NAIVE:+tilelang-naive triton-naive}; do
+      target=${variant%-naive}
+      flag=""
+      [ "$variant" = "$target" ] || flag=--naive
+      if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
+        mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
+        rm -f "$out/${inst}_$variant.err"
       else
-        echo "prepare: $inst ($target) failed: $(head -3 "$out/${inst}_$target.err")" >&2
+        echo "prepare: $inst ($variant) failed: $(head -3 "$out/${inst}_$variant.err")" >&2
       fi
     done
     [ $first = 1 ] || echo ","
