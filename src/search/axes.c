@@ -18,8 +18,12 @@
  * dimensions through its permutation; a reshape between members may only
  * insert or remove dimensions of size 1.  Each class is an axis.  A node
  * with two dimensions on one axis (a diagonal) cannot be tiled, nor can a
- * slot class whose sizes disagree.  Operands in memory take part in no
- * union: they are indexed from their consumer's axes.
+ * slot class whose sizes disagree.  An operand in memory read by one
+ * member takes part in no union: it is indexed from its reader's axes.  One
+ * read by two or more members is "loaded": it gets slots like a member (a
+ * leaf: nothing below it joins), so its readers meet on its axes (a row's
+ * sum of squares and its scaled copy run along one axis), and the lowering
+ * holds it in a tile read once.
  */
 #include <string.h>
 
@@ -78,6 +82,8 @@ bool plan_axes(Plan *p, PKernel *k) {
   Arena *a = g->ctx->arena;
   int nn = g->nnodes;
   if (!k->member) k->member = arena_alloc(a, sizeof(bool) * (size_t)nn);
+  if (!k->loaded) k->loaded = arena_alloc(a, sizeof(bool) * (size_t)nn);
+  memset(k->loaded, 0, sizeof(bool) * (size_t)nn);
   if (!k->dimax) k->dimax = arena_alloc(a, sizeof *k->dimax * (size_t)nn);
   if (!k->redax) k->redax = arena_alloc(a, sizeof(int8_t) * (size_t)nn);
   memset(k->member, 0, sizeof(bool) * (size_t)nn);
@@ -89,11 +95,30 @@ bool plan_axes(Plan *p, PKernel *k) {
   k->members.len = 0;
   for (int i = 0; i < nn; i++)
     if (k->member[i]) vec_push(a, &k->members, g->nodes[i]);
+  /* tensors in memory that two or more members read (not scalars, not index
+     arithmetic) */
+  int *readers = arena_alloc(a, sizeof(int) * (size_t)nn);
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *n = k->members.data[i];
+    for (int o = 0; o < n->nin; o++) {
+      const Node *x = n->in[o];
+      if (k->member[x->id] || x->shape.rank == 0 || x->kind != EK_REAL || x->op == OP_CONST) continue;
+      bool dup = false;
+      for (int q = 0; q < o; q++) dup |= n->in[q] == x;
+      if (!dup) readers[x->id]++;
+    }
+  }
+  k->axnodes.len = 0;
+  for (int i = 0; i < nn; i++) {
+    if (readers[i] >= 2) k->loaded[i] = true;
+    if (k->member[i] || k->loaded[i]) vec_push(a, &k->axnodes, g->nodes[i]);
+  }
+  NodeList nodes = k->axnodes;
   /* slots: (TS_MAX_RANK + 1) per member: its dimensions, then its reduced axis */
   int S = TS_MAX_RANK + 1;
   int *slot_of = arena_alloc(a, sizeof(int) * (size_t)nn);
   int nslots = 0;
-  for (int i = 0; i < k->members.len; i++) slot_of[k->members.data[i]->id] = nslots++ * S;
+  for (int i = 0; i < nodes.len; i++) slot_of[nodes.data[i]->id] = nslots++ * S;
   int *par = arena_alloc(a, sizeof(int) * (size_t)(nslots * S + 1));
   for (int i = 0; i < nslots * S; i++) par[i] = i;
 #define SLOT(n, d) (slot_of[(n)->id] + (d))
@@ -109,7 +134,7 @@ bool plan_axes(Plan *p, PKernel *k) {
     case OPC_SELECT:
       for (int o = 0; o < n->nin; o++) {
         const Node *x = n->in[o];
-        if (!k->member[x->id]) continue;
+        if (!pk_has_axes(k, x)) continue;
         int off = r - x->shape.rank;
         for (int d = 0; d < x->shape.rank; d++)
           if (x->shape.d[d].n > 1 && x->shape.d[d].n == n->shape.d[d + off].n) uf_join(par, SLOT(x, d), SLOT(n, d + off));
@@ -117,7 +142,7 @@ bool plan_axes(Plan *p, PKernel *k) {
       break;
     case OPC_REDUCE: {
       const Node *x = n->in[0];
-      if (!k->member[x->id]) break;
+      if (!pk_has_axes(k, x)) break;
       for (int d = 0; d < r; d++)
         if (d != n->axis && x->shape.d[d].n > 1) uf_join(par, SLOT(x, d), SLOT(n, d));
       uf_join(par, SLOT(x, n->axis), RED(n));
@@ -126,7 +151,7 @@ bool plan_axes(Plan *p, PKernel *k) {
     case OPC_MATMUL:
       for (int o = 0; o < 2; o++) {
         const Node *x = n->in[o];
-        if (!k->member[x->id]) continue;
+        if (!pk_has_axes(k, x)) continue;
         int xr = x->shape.rank, off = r - xr;
         for (int d = 0; d < xr - 2; d++)
           if (x->shape.d[d].n > 1 && x->shape.d[d].n == n->shape.d[d + off].n) uf_join(par, SLOT(x, d), SLOT(n, d + off));
@@ -141,7 +166,7 @@ bool plan_axes(Plan *p, PKernel *k) {
       break;
     case OPC_LAYOUT: {
       const Node *x = n->in[0];
-      if (!k->member[x->id]) return fail(k, "reads a tensor in memory through a layout op it also computes", n);
+      if (!pk_has_axes(k, x)) break; /* a stored view of a tensor in memory: read through it */
       if (n->op == OP_PERMUTE) {
         for (int d = 0; d < r; d++)
           if (n->shape.d[d].n > 1) uf_join(par, SLOT(x, n->perm[d]), SLOT(n, d));
@@ -169,9 +194,9 @@ bool plan_axes(Plan *p, PKernel *k) {
   int *axis_of = arena_alloc(a, sizeof(int) * (size_t)(nslots * S + 1));
   for (int i = 0; i < nslots * S; i++) axis_of[i] = -1;
   k->naxes = 0;
-  for (int i = 0; i < k->members.len; i++) {
-    const Node *n = k->members.data[i];
-    bool has_red = op_info[n->op].cls == OPC_REDUCE || op_info[n->op].cls == OPC_MATMUL;
+  for (int i = 0; i < nodes.len; i++) {
+    const Node *n = nodes.data[i];
+    bool has_red = k->member[n->id] && (op_info[n->op].cls == OPC_REDUCE || op_info[n->op].cls == OPC_MATMUL);
     int64_t redsize = 0;
     if (op_info[n->op].cls == OPC_REDUCE) redsize = n->in[0]->shape.d[n->axis].n;
     else if (op_info[n->op].cls == OPC_MATMUL) redsize = n->in[0]->shape.d[n->in[0]->shape.rank - 1].n;
@@ -240,7 +265,7 @@ bool plan_axes(Plan *p, PKernel *k) {
 }
 
 int plan_axis_of_slot(const PKernel *k, int node, int dim) {
-  if (node < 0 || !k->member[node]) return -1;
+  if (node < 0 || !(k->member[node] || k->loaded[node])) return -1;
   return dim == TS_MAX_RANK ? k->redax[node] : k->dimax[node][dim];
 }
 
@@ -250,8 +275,8 @@ void plan_merge_axes(PKernel *k, int a, int b) {
     k->merge[k->nmerge][1].node = k->axrep[b].node, k->merge[k->nmerge][1].dim = k->axrep[b].dim;
     k->nmerge++;
   }
-  for (int i = 0; i < k->members.len; i++) {
-    const Node *n = k->members.data[i];
+  for (int i = 0; i < k->axnodes.len; i++) {
+    const Node *n = k->axnodes.data[i];
     for (int d = 0; d < TS_MAX_RANK; d++)
       if (k->dimax[n->id][d] == b) k->dimax[n->id][d] = (int8_t)a;
       else if (k->dimax[n->id][d] > b) k->dimax[n->id][d]--;

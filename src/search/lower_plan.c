@@ -68,6 +68,7 @@ typedef struct LP {
   const Node **tdep;
   double *tother;       /* per node: the value its tile holds where it overhangs its axes */
   double want_other;    /* the overhang value the tile being computed needs */
+  int want_row;         /* >= 0: compute the tile as a [1, n] matrix along this axis (a reduction's row) */
   /* per node: a substitution while building expressions */
   SubKind *sub;
   int8_t *sub_keep;
@@ -177,6 +178,13 @@ static SExpr *in_range(LP *L, int a) {
   return IX(L, IX_LT, gidx(L, a), I(L, ax->size));
 }
 
+/* does a tile over these axes overhang one of them (so it holds padding)? */
+static bool overhangs(LP *L, const int8_t ax[2]) {
+  for (int c = 0; c < 2; c++)
+    if (ax[c] >= 0 && L->pk->ax[ax[c]].size % extent(L, ax[c]) != 0) return true;
+  return false;
+}
+
 static SExpr *and_mask(LP *L, SExpr *m, SExpr *c) { return !c ? m : !m ? c : IX(L, IX_AND, m, c); }
 
 static SExpr *dom_mask(LP *L, const int8_t ax[2]) {
@@ -224,6 +232,7 @@ static SExpr *state_value(LP *L, const Node *n) {
 
 static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
   LP *L = p->ud;
+  if (L->pk->loaded[n->id]) return L->tile[n->id] ? tile_read(L, n) : NULL; /* a tensor held in a tile, or loaded */
   if (!L->pk->member[n->id]) return NULL;
   for (int q = 0; q < L->nmask; q++)
     if (L->mask_sel[q] == n && L->sub[n->id] == SUB_NONE && (top || !L->tile[n->id])) L->saw_mask = true;
@@ -395,6 +404,10 @@ static void ensure(LP *L, const Node *n) {
 
 /* Compute every member tile the expression of n will read (n itself expanded). */
 static void ensure_inputs(LP *L, const Node *n, bool top) {
+  if (L->pk->loaded[n->id]) {
+    ensure(L, n);
+    return;
+  }
   if (!L->pk->member[n->id]) return;
   if (L->sub[n->id] == SUB_SAFE) return;
   if (L->sub[n->id] == SUB_KEEP) {
@@ -539,7 +552,7 @@ static TBuf *reduce_source(LP *L, const Node *r) {
     return NULL;
   }
   int8_t ax[2] = {keep[0], (int8_t)red}; /* a matrix: [1, n] when the result is one value a block */
-  bool member = L->pk->member[x->id];
+  bool member = pk_has_axes(L->pk, x);
   if (member) {
     int8_t nat[2];
     tile_axes(L, x, nat);
@@ -547,16 +560,22 @@ static TBuf *reduce_source(LP *L, const Node *r) {
     /* (its overhang must hold this reduction's identity: a tile padded
        otherwise is not shared) */
     bool same_pad = !L->tile[x->id] || L->tother[x->id] == identity_of(r->op) ||
-                    (isnan(L->tother[x->id]) && isnan(identity_of(r->op)));
-    if (nat[0] == ax[0] && nat[1] == ax[1] && op_info[x->op].cls != OPC_REDUCE && op_info[x->op].cls != OPC_MATMUL &&
-        same_pad) {
+                    !overhangs(L, L->tax[x->id]); /* (no overhang, no padding) */
+    /* a row along the reduced axis alone: held as a [1, n] matrix */
+    bool row = keep[0] < 0 && nat[0] == red && nat[1] < 0;
+    if (row && L->tile[x->id] && L->tile[x->id]->shape.rank != 2) same_pad = false;
+    if (((nat[0] == ax[0] && nat[1] == ax[1]) || row) && op_info[x->op].cls != OPC_REDUCE &&
+        op_info[x->op].cls != OPC_MATMUL && same_pad) {
       const Node *dep = L->st && reads_state(L, x, L->st->dep) ? L->st->dep : NULL;
       if (!L->tile[x->id] || L->tlist[x->id] != home(L, x) || L->tdep[x->id] != dep) L->tile[x->id] = NULL;
       if (!L->tile[x->id]) {
         double saved = L->want_other;
+        int saved_row = L->want_row;
         L->want_other = identity_of(r->op);
+        L->want_row = row ? red : -1;
         ensure(L, x);
         L->want_other = saved;
+        L->want_row = saved_row;
       }
       return L->tile[x->id];
     }
@@ -580,8 +599,14 @@ static TBuf *reduce_source(LP *L, const Node *r) {
 
 /* compute a non-state member's tile into the current list */
 static void compute_tile(LP *L, const Node *n) {
+  tile_cover(L->a, L->k, n);
   int8_t ax[2];
   node_axes(L, n, ax);
+  bool mat = false;
+  /* a row along a reduced axis alone is a [1, n] matrix, the shape a
+     reduction reads (one tile serves it and every other reader) */
+  if (ax[0] >= 0 && ax[1] < 0 && L->pk->ax[ax[0]].reduced && !is_prod(n)) ax[1] = ax[0], ax[0] = -1, mat = true;
+  L->want_row = -1;
   OpClass c = op_info[n->op].cls;
   if (c == OPC_MATMUL) {
     TBuf *acc = new_tile(L, "C", SCOPE_FRAGMENT, DT_F32, ax, true);
@@ -605,8 +630,20 @@ static void compute_tile(LP *L, const Node *n) {
   }
   double pad = L->want_other;
   L->want_other = 0.0;
+  if (L->pk->loaded[n->id]) { /* a tensor in memory, read once into a tile */
+    L->tile[n->id] = NULL;
+    TBuf *t = new_tile(L, "X", SCOPE_FRAGMENT, DT_F32, ax, mat);
+    SExpr *idx[TS_MAX_RANK];
+    set_dom(L, ax);
+    member_idx(L, n, idx);
+    emit_map(L, t, ax, NULL, NULL, value_of(L, n, idx, false), pad);
+    L->tile[n->id] = t;
+    memcpy(L->tax[n->id], ax, 2);
+    L->tother[n->id] = pad;
+    return;
+  }
   ensure_inputs(L, n, true);
-  TBuf *t = new_tile(L, "E", SCOPE_FRAGMENT, DT_F32, ax, false);
+  TBuf *t = new_tile(L, "E", SCOPE_FRAGMENT, DT_F32, ax, mat);
   SExpr *idx[TS_MAX_RANK];
   set_dom(L, ax);
   member_idx(L, n, idx);
@@ -790,6 +827,7 @@ static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
 static void update_state(LP *L, int si) {
   PState *st = &L->pk->states[si];
   const Node *r = st->node;
+  tile_cover(L->a, L->k, r);
   L->st = st;
   for (int i = 0; i < st->ndrop; i++) {
     L->sub[st->drop[i].n->id] = SUB_KEEP;
@@ -963,8 +1001,8 @@ static bool lower_fused(LP *L) {
       if (last + 1 == p || (last < 0 && p == 0)) store_output(L, o);
     }
     /* per-tile values of this pass are recomputed in the next */
-    for (int i = 0; i < pk->members.len; i++) {
-      const Node *n = pk->members.data[i];
+    for (int i = 0; i < pk->axnodes.len; i++) {
+      const Node *n = pk->axnodes.data[i];
       if (L->tlist[n->id] == list_body(p)) L->tile[n->id] = NULL, L->tlist[n->id] = -1;
     }
     L->nmask = 0;
@@ -1015,7 +1053,7 @@ TileProgram *tile_lower_plan(Plan *p) {
       tile_lower_node(tp, pk->root);
       continue;
     }
-    LP L = {.a = g->ctx->arena, .g = g, .p = p, .tp = tp, .pk = pk, .nn = g->nnodes, .pass = -1};
+    LP L = {.a = g->ctx->arena, .g = g, .p = p, .tp = tp, .pk = pk, .nn = g->nnodes, .pass = -1, .want_row = -1};
     L.tile = arena_alloc(L.a, sizeof(TBuf *) * (size_t)L.nn);
     L.tax = arena_alloc(L.a, sizeof *L.tax * (size_t)L.nn);
     L.tlist = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);

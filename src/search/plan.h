@@ -101,6 +101,11 @@ typedef struct PKernel {
   int8_t (*dimax)[TS_MAX_RANK];
   int8_t *redax;
   bool *member;        /* per node id */
+  /* per node id: a tensor in memory that two or more members read; it
+     takes part in the axis union (its readers meet on its axes) and the
+     lowering loads it once into a tile: one read of a row that fits */
+  bool *loaded;
+  NodeList axnodes;    /* the members and the loaded tensors, in id order */
   /* the stream law (stream.c) */
   int npasses;
   int nstates;
@@ -149,6 +154,8 @@ bool plan_matches(const Plan *p, Graph *g);
 bool plan_axes(Plan *p, PKernel *k);
 /* The axis of member n's dimension d (-1 for size 1). */
 static inline int pk_axis(const PKernel *k, const Node *n, int d) { return k->dimax[n->id][d]; }
+/* Does node n have axes in k (a member or a loaded tensor)? */
+static inline bool pk_has_axes(const PKernel *k, const Node *n) { return k->member[n->id] || k->loaded[n->id]; }
 /* Extent of an axis inside a block's tile: tile for GRID/STREAM/INNER, tile for WHOLE. */
 static inline int64_t pk_extent(const PKernel *k, int a) { return k->ax[a].tile; }
 

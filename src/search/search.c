@@ -211,15 +211,13 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
         plan_merge_axes(k, a, b);
         b--;
       }
-  /* the root's last two tiled dimensions: rows and columns */
+  /* rows and columns: the root's last two dimensions, where they are grid axes */
   const Node *root = k->root;
-  int row = -1, col = -1;
-  for (int d = root->shape.rank - 1; d >= 0; d--) {
-    int a = k->dimax[root->id][d];
-    if (a < 0 || k->ax[a].reduced) continue;
-    if (col < 0) col = a;
-    else if (row < 0 && a != col) row = a;
-  }
+  int row = -1, col = -1, r = root->shape.rank;
+  if (r >= 1) col = k->dimax[root->id][r - 1];
+  if (r >= 2) row = k->dimax[root->id][r - 2];
+  if (col >= 0 && k->ax[col].reduced) col = -1;
+  if (row >= 0 && k->ax[row].reduced) row = -1;
   bool gemm = false;
   for (int i = 0; i < k->members.len; i++) gemm |= is_product(k->members.data[i]);
   static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128}, gemm_stream[] = {32, 64, 128};
@@ -239,7 +237,6 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
           for (int th = 0; th < 2; th++) {
             Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], th ? 256 : 128};
             if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
-            if (!gemm && th) continue;
             /* Hopper's warpgroup gemm: 64 rows per 128 threads */
             if (gemm && th && c.rtile < 128) continue;
             if (row < 0 && ri) continue;
@@ -377,9 +374,10 @@ static int readers(S *s, const Node *n, const int *const *users, const int *nuse
   return cnt;
 }
 
+/* cheap to recompute in every reader: elementwise and layout ops */
 static bool elementwise(const Node *n) {
   OpClass c = op_info[n->op].cls;
-  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT;
+  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT || c == OPC_LAYOUT;
 }
 
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {

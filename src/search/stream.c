@@ -51,7 +51,7 @@ static bool is_state(const PKernel *k, const Node *n) {
 }
 
 bool pk_varies(const PKernel *k, const Node *n) {
-  if (k->stream < 0 || !k->member[n->id]) return false;
+  if (k->stream < 0 || !pk_has_axes(k, n)) return false;
   for (int d = 0; d < n->shape.rank; d++)
     if (k->dimax[n->id][d] == k->stream) return true;
   return false;

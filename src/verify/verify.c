@@ -815,6 +815,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
           tl.instances++;
           tl.fail++;
         } else {
+          if (getenv("TS_VERIFY_TILES") && strstr(label, getenv("TS_VERIFY_TILES"))) tile_print(stderr, tp);
           run_instance(c, tp, label, o, out, &tl);
         }
       }
