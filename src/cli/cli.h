@@ -31,6 +31,8 @@ typedef struct Opts {
   bool naive;             /* tiles, verify, opt, explain: the naive lowering, no search */
   const char *gpu;        /* the GPU profile the cost model uses */
   const Gpu *gpu_profile;
+  SizeArg bind[64];       /* the entry's Nat sizes (entry_bindings), for the rewrite's cost */
+  int nbind;
 } Opts;
 
 /* One compilation: its arena, context and program. */
@@ -53,12 +55,16 @@ int usage_error(const char *fmt, ...) TS_PRINTF(1, 2);
 /* The program opt emits (compile.c): the searched plan, or with --naive the
    naive lowering; NULL (printed) on an internal error. */
 typedef struct Compiled {
-  Graph *g;
+  Graph *orig;           /* the entry's graph */
+  Graph *g;              /* the graph planned: after equality saturation */
   TileProgram *tp;
   Plan *plan;            /* NULL with --naive */
   SearchStats stats;
+  RewriteInfo rewrite;
 } Compiled;
 TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out);
+/* The entry's Nat sizes with --size applied (for o->bind); 0 if it has none. */
+int entry_bindings(Session *s, Opts *o, SizeArg *out, int max);
 
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_opt(Opts *o);      /* cmd_opt.c */

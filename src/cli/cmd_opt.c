@@ -24,6 +24,7 @@ int cmd_opt(Opts *o) {
   int rc = EXIT_USER;
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
   if (!g) goto done;
+  o->nbind = entry_bindings(&s, o, o->bind, 64);
   TileProgram *tp = compile_program(o, g, dt, NULL);
   if (!tp) goto done;
   /* the --size bindings, for the module's header */

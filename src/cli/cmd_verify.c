@@ -21,8 +21,11 @@ int cmd_verify(Opts *o) {
     Graph *g = elaborate(&s, o, o->entry);
     if (!g) goto done;
     Compiled cp;
+    o->nbind = entry_bindings(&s, o, o->bind, 64);
     if (!compile_program(o, g, vo.dtype, &cp)) goto done;
     vo.plan = cp.plan;
+    vo.bind = o->bind;
+    vo.nbind = o->nbind;
     printf("plan: %d kernel%s (searched at the entry's sizes; verified on shrunken instances)\n", cp.tp->kernels.len,
            cp.tp->kernels.len == 1 ? "" : "s");
   }

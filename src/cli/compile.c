@@ -6,6 +6,24 @@
  */
 #include "cli.h"
 
+int entry_bindings(Session *s, Opts *o, SizeArg *out, int max) {
+  jmp_buf here;
+  jmp_buf *prev = s->ctx.unwind;
+  FILE *err = s->ctx.err;
+  s->ctx.err = NULL;
+  int n = 0;
+  if (!setjmp(here)) {
+    s->ctx.unwind = &here;
+    n = elab_entry_nats(&s->ctx, &s->prog, o->entry, out, max);
+  }
+  s->ctx.unwind = prev;
+  s->ctx.err = err;
+  for (int i = 0; i < o->nsizes; i++)
+    for (int k = 0; k < n; k++)
+      if (!strcmp(out[k].name, o->sizes[i].name)) out[k].value = o->sizes[i].value;
+  return n;
+}
+
 TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   Compiled local;
   if (!out) out = &local;
@@ -15,6 +33,9 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
     out->tp = tile_lower(g, dt);
   } else {
     SearchOpts so = {.gpu = o->gpu_profile};
+    /* equality saturation, then the plan search on the extracted term */
+    out->orig = g;
+    g = out->g = search_rewrite(g, o->bind, o->nbind, &out->rewrite);
     out->plan = plan_search(g, dt, &so, &out->stats);
     out->tp = tile_lower_plan(out->plan);
     if (!out->tp) {

@@ -267,7 +267,8 @@ static int cmd_tiles(Opts *o) {
   int rc = EXIT_USER;
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
   if (g) {
-    TileProgram *tp = compile_program(o, g, dt, NULL);
+    o->nbind = entry_bindings(&s, o, o->bind, 64);
+  TileProgram *tp = compile_program(o, g, dt, NULL);
     if (tp) {
       tile_print(stdout, tp);
       rc = EXIT_OK;

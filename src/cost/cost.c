@@ -6,7 +6,8 @@
  * product 0.80 of the datasheet tensor-core rate (cuBLAS, 8192^3), and
  * TileLang's textbook GEMM 0.63 (128x256 tiles), 0.53 (128x128) and 0.11
  * (64x64) of it: the tile-size derating interpolates those in log2 of the
- * tile's area.  Re-reads of a tile by other blocks miss L2 at MISS_RATE.
+ * tile's area, no lower than 0.08 (small tiles run as mma.sync, not as
+ * warpgroup products: not measured yet).  Re-reads of a tile by other blocks miss L2 at MISS_RATE.
  * Half the SMs saturate HBM; fewer blocks than SMs leave the rest idle.
  */
 #include <math.h>
@@ -192,7 +193,7 @@ static void block_resources(const Kernel *k, double *smem, double *regs) {
 static double tile_eff(double area) {
   if (area <= 0) return 0.5;
   double e = 0.11 + (log2(area) - 12) * 0.21;
-  return e < 0.03 ? 0.03 : e > 0.63 ? 0.63 : e;
+  return e < 0.08 ? 0.08 : e > 0.63 ? 0.63 : e;
 }
 
 void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelCost *out) {

@@ -250,7 +250,7 @@ static void header(Emit *e) {
   for (int g = 0; g < tp->globals.len; g++) {
     const TBuf *b = tp->globals.data[g];
     const char *lean = b->role == GB_INPUT ? b->node->name : e->gname[g];
-    emit_printf(e, "#   %-6s %s : %s%s", b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : "temp",
+    emit_printf(e, "#   %-6s %s : %s%s", b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : b->role == GB_SCRATCH ? "scratch" : "temp",
                 lean, dtype_name(b->dtype), shape_str(&b->shape, sh, sizeof sh));
     if (strcmp(lean, e->gname[g])) emit_printf(e, "  (%s in the kernels)", e->gname[g]);
     emit_printf(e, "\n");
@@ -379,8 +379,12 @@ static void run_fn(Emit *e) {
   for (int i = 0; i < tp->globals.len; i++) {
     const TBuf *b = tp->globals.data[i];
     if (b->role == GB_INPUT) continue;
-    emit_printf(e, "    %s = torch.empty(%s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
-                emit_torch_dtype(b->dtype));
+    if (b->role == GB_SCRATCH) /* split partials and accumulators start at their value */
+      emit_printf(e, "    %s = torch.full(%s, %s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
+                  py_float(e, b->init), emit_torch_dtype(b->dtype));
+    else
+      emit_printf(e, "    %s = torch.empty(%s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
+                  emit_torch_dtype(b->dtype));
   }
   for (int k = 0; k < tp->kernels.len; k++) e->t->launch(e, tp->kernels.data[k]);
   emit_printf(e, "    return %s.reshape(%s)\n\n\n", e->gname[tp->output->id], shape_tuple(e, &tp->output->shape, false));

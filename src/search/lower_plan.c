@@ -80,6 +80,7 @@ typedef struct LP {
   SExpr *base[PLAN_MAX_AXES];
   int dom[2];           /* the axes i and j iterate in the statement being built */
   TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
+  TBuf *part[PLAN_MAX_STATES];  /* split partials of each state (scratch) */
   OpTile optiles[32];
   int noptiles;
   /* masks of the pass being built */
@@ -564,8 +565,8 @@ static TBuf *reduce_source(LP *L, const Node *r) {
     /* a row along the reduced axis alone: held as a [1, n] matrix */
     bool row = keep[0] < 0 && nat[0] == red && nat[1] < 0;
     if (row && L->tile[x->id] && L->tile[x->id]->shape.rank != 2) same_pad = false;
-    if (((nat[0] == ax[0] && nat[1] == ax[1]) || row) && op_info[x->op].cls != OPC_REDUCE &&
-        op_info[x->op].cls != OPC_MATMUL && same_pad) {
+    bool prod_ok = op_info[x->op].cls != OPC_MATMUL || !overhangs(L, ax);
+    if (((nat[0] == ax[0] && nat[1] == ax[1]) || row) && op_info[x->op].cls != OPC_REDUCE && prod_ok && same_pad) {
       const Node *dep = L->st && reads_state(L, x, L->st->dep) ? L->st->dep : NULL;
       if (!L->tile[x->id] || L->tlist[x->id] != home(L, x) || L->tdep[x->id] != dep) L->tile[x->id] = NULL;
       if (!L->tile[x->id]) {
@@ -579,7 +580,9 @@ static TBuf *reduce_source(LP *L, const Node *r) {
       }
       return L->tile[x->id];
     }
-    ensure_inputs(L, x, true);
+    OpClass xc = op_info[x->op].cls;
+    if (!L->pk->loaded[x->id] && (xc == OPC_REDUCE || xc == OPC_MATMUL) && !state_info(L, x)) ensure(L, x); /* its tile, read below */
+    else ensure_inputs(L, x, true);
   }
   TBuf *t = new_tile(L, "red", SCOPE_FRAGMENT, DT_F32, ax, true);
   set_dom(L, ax);
@@ -600,13 +603,29 @@ static TBuf *reduce_source(LP *L, const Node *r) {
 /* compute a non-state member's tile into the current list */
 static void compute_tile(LP *L, const Node *n) {
   tile_cover(L->a, L->k, n);
+  bool loaded = L->pk->loaded[n->id], prod = is_prod(n) && !loaded;
   int8_t ax[2];
-  node_axes(L, n, ax);
+  if (prod) node_axes(L, n, ax);
+  else tile_axes(L, n, ax);
   bool mat = false;
   /* a row along a reduced axis alone is a [1, n] matrix, the shape a
      reduction reads (one tile serves it and every other reader) */
-  if (ax[0] >= 0 && ax[1] < 0 && L->pk->ax[ax[0]].reduced && !is_prod(n)) ax[1] = ax[0], ax[0] = -1, mat = true;
+  if (ax[0] >= 0 && ax[1] < 0 && L->pk->ax[ax[0]].reduced && !prod) ax[1] = ax[0], ax[0] = -1, mat = true;
   L->want_row = -1;
+  double pad = L->want_other;
+  L->want_other = 0.0;
+  if (loaded) { /* a tensor in memory, read once into a tile */
+    L->tile[n->id] = NULL;
+    TBuf *t = new_tile(L, "X", SCOPE_FRAGMENT, DT_F32, ax, mat);
+    SExpr *idx[TS_MAX_RANK];
+    set_dom(L, ax);
+    member_idx(L, n, idx);
+    emit_map(L, t, ax, NULL, NULL, value_of(L, n, idx, false), pad);
+    L->tile[n->id] = t;
+    memcpy(L->tax[n->id], ax, 2);
+    L->tother[n->id] = pad;
+    return;
+  }
   OpClass c = op_info[n->op].cls;
   if (c == OPC_MATMUL) {
     TBuf *acc = new_tile(L, "C", SCOPE_FRAGMENT, DT_F32, ax, true);
@@ -626,20 +645,6 @@ static void compute_tile(LP *L, const Node *n) {
     r->dst = dst, r->a = src, r->reduce_op = n->op, r->clear = true;
     L->tile[n->id] = dst;
     memcpy(L->tax[n->id], ax, 2);
-    return;
-  }
-  double pad = L->want_other;
-  L->want_other = 0.0;
-  if (L->pk->loaded[n->id]) { /* a tensor in memory, read once into a tile */
-    L->tile[n->id] = NULL;
-    TBuf *t = new_tile(L, "X", SCOPE_FRAGMENT, DT_F32, ax, mat);
-    SExpr *idx[TS_MAX_RANK];
-    set_dom(L, ax);
-    member_idx(L, n, idx);
-    emit_map(L, t, ax, NULL, NULL, value_of(L, n, idx, false), pad);
-    L->tile[n->id] = t;
-    memcpy(L->tax[n->id], ax, 2);
-    L->tother[n->id] = pad;
     return;
   }
   ensure_inputs(L, n, true);
@@ -936,22 +941,74 @@ static void store_output(LP *L, const Node *o) {
   st->ext[1] = ax[1] >= 0 ? extent(L, ax[1]) : 1;
 }
 
-static bool lower_fused(LP *L) {
+/* the kernel's statements: pre, then each pass's loop and what follows it */
+static void assemble(LP *L, Kernel *k, SExpr **lo, SExpr **hi) {
   PKernel *pk = L->pk;
+  for (int i = 0; i < L->lists[L_PRE].len; i++) vec_push(L->a, &k->body, L->lists[L_PRE].data[i]);
+  for (int p = 0; pk->stream >= 0 && p < pk->npasses; p++) {
+    Stmt *lp = arena_alloc(L->a, sizeof *lp);
+    lp->kind = ST_LOOP;
+    lp->var = TV_K;
+    lp->lo = lo[p];
+    lp->hi = hi[p];
+    lp->stages = pk->stages ? pk->stages : 2;
+    lp->body = L->lists[list_body(p)];
+    vec_push(L->a, &k->body, lp);
+    StmtList *after = &L->lists[list_after(p)];
+    for (int i = 0; i < after->len; i++) vec_push(L->a, &k->body, after->data[i]);
+  }
+  vec_push(L->a, &L->tp->kernels, k);
+}
+
+/* ---- split streams ---- */
+
+/* Each state's raw tile (no post factors) into its scratch partial buffer
+   [splits, state's shape...], float32, at this block's chunk. */
+static void store_partials(LP *L, SExpr *chunk, int64_t splits) {
+  PKernel *pk = L->pk;
+  for (int i = 0; i < pk->nstates; i++) {
+    const Node *r = pk->states[i].node;
+    Shape sh = r->shape;
+    if (sh.rank + 1 > TS_MAX_RANK) {
+      lp_fail(L, "a state of rank 8 cannot be split");
+      return;
+    }
+    memmove(&sh.d[1], &sh.d[0], sizeof(Dim) * (size_t)sh.rank);
+    sh.d[0] = (Dim){splits, NULL};
+    sh.rank++;
+    L->part[i] = tile_scratch_buf(L->tp, arena_printf(L->a, "part%d_%s", r->id, op_info[r->op].name), &sh, DT_F32, NAN);
+    int8_t ax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
+    set_dom(L, ax);
+    Stmt *st = emit(L, ST_STORE);
+    st->global = L->part[i];
+    st->ngidx = sh.rank;
+    st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)sh.rank);
+    st->gidx[0] = chunk;
+    member_idx(L, r, st->gidx + 1);
+    st->value = tile_read(L, r);
+    st->mask = dom_mask(L, ax);
+    st->ext[0] = L->tile[r->id]->shape.d[0].n;
+    st->ext[1] = L->tile[r->id]->shape.rank == 2 ? L->tile[r->id]->shape.d[1].n : 1;
+  }
+}
+
+/* The combine kernel: merge each state's partials over the chunks by its
+   monoid (a max first, then the states rescaled against it by the law:
+   exp(c * (D_chunk - D)), 0 for an all -inf chunk), then the outputs. */
+static bool lower_combine(LP *L, int64_t splits) {
+  PKernel *pk = L->pk;
+  Kernel *main = L->k;
   Kernel *k = arena_alloc(L->a, sizeof *k);
   L->k = k;
-  k->kind = KERNEL_FUSED;
-  k->name = arena_printf(L->a, "k%d_fused_%s", L->tp->kernels.len, op_info[pk->root->op].name);
-  k->threads = pk->threads ? pk->threads : 128;
+  k->kind = KERNEL_COMBINE;
+  k->name = arena_printf(L->a, "k%d_combine_%s", L->tp->kernels.len, op_info[pk->root->op].name);
+  k->threads = 128;
   k->node = pk->root;
-  for (int i = 0; i < pk->members.len; i++) {
-    int8_t ax[2];
-    if (tile_axes(L, pk->members.data[i], ax) > 2) {
-      lp_fail(L, "a member spans more than two tile axes");
-      return false;
-    }
-  }
-  /* blocks: the GRID axes, the root's last dimension innermost */
+  for (int i = 0; i < main->covers.len; i++) tile_cover(L->a, k, main->covers.data[i]);
+  for (int i = 0; i < NLISTS; i++) L->lists[i].len = 0;
+  for (int i = 0; i < L->nn; i++) L->tile[i] = NULL, L->tlist[i] = -1;
+  L->noptiles = 0;
+  /* the same blocks, without the chunks */
   GridAx gx[PLAN_MAX_AXES];
   int ng = 0;
   bool placed[PLAN_MAX_AXES] = {0};
@@ -967,10 +1024,141 @@ static bool lower_fused(LP *L) {
     lp_fail(L, "more blocks than CUDA's grid holds");
     return false;
   }
-  for (int a = 0; a < pk->naxes; a++) L->base[a] = I(L, 0);
   for (int i = 0; i < ng; i++) L->base[gx[i].axis] = IX(L, IX_MUL, bidx[i], I(L, pk->ax[gx[i].axis].tile));
+  L->cur = L_PRE;
+  Stmt *loops[2];
+  for (int q = 0; q < 2; q++) {
+    loops[q] = arena_alloc(L->a, sizeof *loops[q]);
+    loops[q]->kind = ST_LOOP;
+    loops[q]->var = TV_K;
+    loops[q]->lo = I(L, 0);
+    loops[q]->hi = I(L, splits);
+  }
+  for (int i = 0; i < pk->nstates; i++) {
+    const PState *st = &pk->states[i];
+    const Node *r = st->node;
+    int8_t ax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
+    TBuf *t = new_tile(L, "S", SCOPE_FRAGMENT, DT_F32, ax, is_prod(r));
+    L->tile[r->id] = t;
+    Stmt *f = emit(L, ST_FILL);
+    f->dst = t;
+    f->value = sx_real(L->a, identity_of(r->op));
+    /* part[k, idx...] */
+    set_dom(L, ax);
+    SExpr *gi[TS_MAX_RANK + 1];
+    gi[0] = sx_var(L->a, TV_K);
+    member_idx(L, r, gi + 1);
+    SExpr *part = sx_load(L->a, L->part[i], gi, r->shape.rank + 1);
+    SExpr *v;
+    if (!st->dep) {
+      Op comb = r->op == OP_AMAX ? OP_MAX : r->op == OP_AMIN ? OP_MIN : OP_ADD;
+      v = OPX(L, comb, EK_REAL, tile_read(L, r), part);
+    } else {
+      int di = state_index(L, st->dep);
+      int8_t dax[2] = {L->tax[st->dep->id][0], L->tax[st->dep->id][1]};
+      SExpr *gd[TS_MAX_RANK + 1];
+      set_dom(L, ax);
+      gd[0] = sx_var(L->a, TV_K);
+      member_idx(L, st->dep, gd + 1);
+      SExpr *pd = sx_load(L->a, L->part[di], gd, st->dep->shape.rank + 1);
+      L->sub[st->dep->id] = SUB_SAFE;
+      SExpr *safe = hook(&(Pw){.ud = L}, st->dep, NULL, false);
+      L->sub[st->dep->id] = SUB_NONE;
+      SExpr *diff = st->dep->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, pd, safe) : OPX(L, OP_SUB, EK_REAL, safe, pd);
+      if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
+      v = OPX(L, OP_ADD, EK_REAL, tile_read(L, r), OPX(L, OP_MUL, EK_REAL, part, OPX(L, OP_EXP, EK_REAL, diff, NULL)));
+      (void)dax;
+    }
+    Stmt *m = arena_alloc(L->a, sizeof *m);
+    m->kind = ST_MAP;
+    m->dst = t;
+    m->value = v;
+    set_dom(L, ax);
+    SExpr *mask = dom_mask(L, ax);
+    if (mask) m->mask = mask, m->other = sx_real(L->a, identity_of(r->op));
+    vec_push(L->a, &loops[st->dep ? 1 : 0]->body, m);
+  }
+  vec_push(L->a, &L->lists[L_PRE], loops[0]);
+  if (loops[1]->body.len) vec_push(L->a, &L->lists[L_PRE], loops[1]);
+  for (int i = 0; i < pk->outs.len; i++) {
+    L->cur = list_after(0);
+    store_output(L, pk->outs.data[i]);
+  }
+  if (L->failed) return false;
+  for (int l = 0; l < NLISTS; l++)
+    if (!is_body(l))
+      for (int i = 0; i < L->lists[l].len; i++) vec_push(L->a, &k->body, L->lists[l].data[i]);
+  vec_push(L->a, &L->tp->kernels, k);
+  return true;
+}
+
+static bool lower_fused(LP *L) {
+  PKernel *pk = L->pk;
+  Kernel *k = arena_alloc(L->a, sizeof *k);
+  L->k = k;
+  k->kind = KERNEL_FUSED;
+  k->name = arena_printf(L->a, "k%d_fused_%s", L->tp->kernels.len, op_info[pk->root->op].name);
+  k->threads = pk->threads ? pk->threads : 128;
+  k->node = pk->root;
+  for (int i = 0; i < pk->members.len; i++) {
+    int8_t ax[2];
+    if (tile_axes(L, pk->members.data[i], ax) > 2) {
+      lp_fail(L, "a member spans more than two tile axes");
+      return false;
+    }
+  }
+  /* blocks: a split stream's chunks innermost, then the GRID axes, the
+     root's last dimension first */
+  GridAx gx[PLAN_MAX_AXES + 1];
+  int ng = 0;
+  bool placed[PLAN_MAX_AXES] = {0};
+  const Node *root = pk->root;
+  int64_t splits = pk->stream >= 0 ? pk->ax[pk->stream].splits : 1;
+  if (splits > 1) {
+    if (pk->npasses != 1) {
+      lp_fail(L, "a split stream needs one pass");
+      return false;
+    }
+    for (int i = 0; i < pk->outs.len; i++)
+      if (pk_varies(pk, pk->outs.data[i])) {
+        lp_fail(L, "a split stream cannot store per-tile outputs");
+        return false;
+      }
+    gx[ng++] = (GridAx){-1, splits};
+  }
+  for (int d = root->shape.rank - 1; d >= 0; d--) {
+    int a = pk->dimax[root->id][d];
+    if (a >= 0 && pk->ax[a].role == AX_GRID && !placed[a]) placed[a] = true, gx[ng++] = (GridAx){a, cdiv(pk->ax[a].size, pk->ax[a].tile)};
+  }
+  for (int a = 0; a < pk->naxes; a++)
+    if (pk->ax[a].role == AX_GRID && !placed[a]) gx[ng++] = (GridAx){a, cdiv(pk->ax[a].size, pk->ax[a].tile)};
+  SExpr *bidx[PLAN_MAX_AXES + 1];
+  if (!grid_place(L, gx, ng, bidx)) {
+    lp_fail(L, "more blocks than CUDA's grid holds");
+    return false;
+  }
+  for (int a = 0; a < pk->naxes; a++) L->base[a] = I(L, 0);
+  SExpr *chunk_of = NULL;
+  for (int i = 0; i < ng; i++)
+    if (gx[i].axis < 0) chunk_of = bidx[i];
+    else L->base[gx[i].axis] = IX(L, IX_MUL, bidx[i], I(L, pk->ax[gx[i].axis].tile));
   int s = pk->stream;
   if (s >= 0) L->base[s] = IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, pk->ax[s].tile));
+  /* even chunks and no mask: the loop runs [0, per) and the chunk's offset
+     goes into the stream's index, so the trip count stays constant */
+  bool even = false;
+  int64_t per = 0;
+  if (chunk_of) {
+    int64_t ntiles = cdiv(pk->ax[s].size, pk->ax[s].tile);
+    per = cdiv(ntiles, splits);
+    even = ntiles % splits == 0;
+    for (int i = 0; i < pk->members.len && even; i++) {
+      const Node *m = pk->members.data[i];
+      even = !(m->op == OP_SELECT && pk->member[m->in[0]->id] && op_info[m->in[0]->op].cls == OPC_COMPARE);
+    }
+    if (even)
+      L->base[s] = IX(L, IX_MUL, IX(L, IX_ADD, IX(L, IX_MUL, chunk_of, I(L, per)), sx_var(L->a, TV_K)), I(L, pk->ax[s].tile));
+  }
   /* state tiles start at their identities */
   L->cur = L_PRE;
   for (int i = 0; i < pk->nstates; i++) {
@@ -1009,6 +1197,22 @@ static bool lower_fused(LP *L) {
   }
   L->pass = -1;
   L->noptiles = 0;
+  if (chunk_of) {
+    /* each block streams its chunk: [c * per, (c + 1) * per) within the mask's bounds */
+    if (even) {
+      lo[0] = I(L, 0);
+      hi[0] = I(L, per);
+    } else {
+      SExpr *c0 = IX(L, IX_MUL, chunk_of, I(L, per));
+      lo[0] = IX(L, IX_MAX, lo[0], c0);
+      hi[0] = IX(L, IX_MIN, hi[0], IX(L, IX_ADD, c0, I(L, per)));
+    }
+    L->cur = list_after(0);
+    store_partials(L, chunk_of, splits);
+    if (L->failed) return false;
+    assemble(L, k, lo, hi);
+    return lower_combine(L, splits);
+  }
   for (int i = 0; i < pk->outs.len; i++) {
     const Node *o = pk->outs.data[i];
     if (pk_varies(pk, o)) continue;
@@ -1018,21 +1222,7 @@ static bool lower_fused(LP *L) {
     store_output(L, o);
   }
   if (L->failed) return false;
-  /* assemble: pre, then each pass's loop and what follows it */
-  for (int i = 0; i < L->lists[L_PRE].len; i++) vec_push(L->a, &k->body, L->lists[L_PRE].data[i]);
-  for (int p = 0; s >= 0 && p < pk->npasses; p++) {
-    Stmt *lp = arena_alloc(L->a, sizeof *lp);
-    lp->kind = ST_LOOP;
-    lp->var = TV_K;
-    lp->lo = lo[p];
-    lp->hi = hi[p];
-    lp->stages = pk->stages ? pk->stages : 2;
-    lp->body = L->lists[list_body(p)];
-    vec_push(L->a, &k->body, lp);
-    StmtList *after = &L->lists[list_after(p)];
-    for (int i = 0; i < after->len; i++) vec_push(L->a, &k->body, after->data[i]);
-  }
-  vec_push(L->a, &L->tp->kernels, k);
+  assemble(L, k, lo, hi);
   return true;
 }
 

@@ -77,6 +77,21 @@ static int64_t pow2ceil(int64_t v) {
 
 static bool is_product(const Node *n) { return op_info[n->op].cls == OPC_MATMUL; }
 
+/* Is axis a contracted by a product and reduced by nothing else (may it
+   be an INNER axis, looped inside the product)? */
+static bool contraction_only(const PKernel *k, int a) {
+  bool any = false;
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *n = k->members.data[i];
+    bool prod = op_info[n->op].cls == OPC_MATMUL;
+    if (k->redax[n->id] == a) {
+      if (!prod) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
 /* Does axis a take part in a product (needs a tensor-core tile of 16 or more)? */
 static bool in_product(const PKernel *k, int a) {
   for (int i = 0; i < k->members.len; i++) {
@@ -92,6 +107,7 @@ typedef struct Cand {
   int stream;          /* axis, -1 none */
   int64_t stile, rtile, ctile;
   int threads;
+  int64_t splits;      /* blocks dividing the stream */
 } Cand;
 
 /* May axes a and b stream in lockstep: does no member run along both (as
@@ -115,12 +131,13 @@ static bool apply(PKernel *k, const Cand *c, int row, int col) {
       if (a == c->stream) {
         ax->role = AX_STREAM;
         ax->tile = c->stile;
-      } else if (ax->size <= 256 || !in_product(k, a)) {
+        ax->splits = c->splits;
+      } else if (ax->size <= 256 || !contraction_only(k, a)) {
         ax->role = AX_WHOLE;
         ax->tile = pow2ceil(ax->size < 16 && in_product(k, a) ? 16 : ax->size);
         if (ax->tile > 16384) return false;
       } else {
-        ax->role = AX_INNER;
+        ax->role = AX_INNER; /* a long contraction inside the stream: a nested loop */
         ax->tile = 64;
       }
     } else if (ax->reduced && ax->in_output) {
@@ -137,7 +154,11 @@ static bool apply(PKernel *k, const Cand *c, int row, int col) {
       ax->role = AX_GRID;
       int64_t t = a == row ? c->rtile : a == col ? c->ctile : 1;
       int64_t lim = pow2ceil(ax->size);
-      if (in_product(k, a) && t < 16) t = 16;
+      if (in_product(k, a)) {
+        /* a product's tile: 16 or more (mma), no more than the axis padded to 16 */
+        int64_t most = pow2ceil(ax->size < 16 ? 16 : ax->size);
+        t = t < 16 ? 16 : t > most ? most : t;
+      }
       ax->tile = t > lim && !in_product(k, a) ? lim : t;
     }
   }
@@ -191,10 +212,16 @@ static double price(S *s, Plan *p, PKernel *k) {
   one.kernels.data = &k;
   one.kernels.len = one.kernels.cap = 1;
   TileProgram *tp = tile_lower_plan(&one);
-  if (!tp || tp->kernels.len != 1 || !tile_check(tp, NULL)) return INFINITY;
-  KernelCost c;
-  cost_kernel(tp, tp->kernels.data[0], s->gpu, &c);
-  return c.seconds;
+  if (!tp || !tile_check(tp, NULL)) return INFINITY;
+  return cost_program(tp, s->gpu, NULL); /* with a split stream: its combine kernel too */
+}
+
+/* blocks of the grid (GRID axes only) */
+static double grid_blocks(const PKernel *k) {
+  double b = 1;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->ax[a].role == AX_GRID) b *= (double)((k->ax[a].size + k->ax[a].tile - 1) / k->ax[a].tile);
+  return b;
 }
 
 /* Configure kernel k of plan p: the cheapest candidate. */
@@ -235,13 +262,30 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
       for (int ri = 0; ri < nR; ri++)
         for (int ci = 0; ci < nC; ci++)
           for (int th = 0; th < 2; th++) {
-            Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], th ? 256 : 128};
+            Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], th ? 256 : 128, 1};
             if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
             /* Hopper's warpgroup gemm: 64 rows per 128 threads */
             if (gemm && th && c.rtile < 128) continue;
             if (row < 0 && ri) continue;
             if (col < 0 && ci) continue;
             if (!apply(k, &c, row, col)) continue;
+            /* a grid that leaves SMs idle: also split the stream across blocks */
+            double blocks = grid_blocks(k);
+            int64_t ntiles = st >= 0 ? (k->ax[st].size + c.stile - 1) / c.stile : 0;
+            for (int64_t sp = 2; st >= 0 && blocks < 2.0 * s->gpu->sms && sp * 2 <= ntiles &&
+                                 blocks * (double)sp <= 8.0 * s->gpu->sms;
+                 sp *= 2) {
+              Cand cs = c;
+              cs.splits = sp;
+              if (!apply(k, &cs, row, col)) continue;
+              double t = price(s, p, k);
+              if (getenv("TS_SEARCH_TRACE2"))
+                fprintf(stderr, "  cfg root %%%d stream %d tile %lld split %lld rows %lld cols %lld thr %d: %g %s\n",
+                        k->root->id, st, (long long)c.stile, (long long)sp, (long long)c.rtile, (long long)c.ctile,
+                        c.threads, t, k->why);
+              if (t < best) best = t, bestk = *k;
+            }
+            apply(k, &c, row, col);
             double t = price(s, p, k);
             if (getenv("TS_SEARCH_TRACE2"))
               fprintf(stderr, "  cfg root %%%d stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, st,
@@ -440,26 +484,32 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
           group_add(&s, gi, n);
         }
       } else if (elementwise(n) && s.uses[i] == 1) {
-        /* cut: store n, fuse the stored products and reductions only n's cone reads */
+        /* cut: store n, and absorb into its kernel every stored product or
+           reduction all of whose readers are in the kernel (n's cone and
+           what was absorbed), transitively: the cone collapses into one kernel */
         int producers[16], np = 0;
-        const Node *stack[256];
-        int sp = 0;
-        bool *seen = arena_alloc(s.a, sizeof(bool) * (size_t)s.nn);
-        stack[sp++] = n;
-        seen[n->id] = true;
-        while (sp) {
-          const Node *m = stack[--sp];
-          for (int k = 0; k < m->nin; k++) {
-            const Node *x = m->in[k];
-            if (seen[x->id] || op_info[x->op].cls == OPC_LEAF) continue;
-            seen[x->id] = true;
-            if (s.group_of[x->id] >= 0) {
+        bool *in = arena_alloc(s.a, sizeof(bool) * (size_t)s.nn);
+        in[n->id] = true;
+        for (bool grew = true; grew && np < 16;) {
+          grew = false;
+          /* the kernel's cone: below n and the absorbed nodes, through nodes no one stores */
+          for (int q = n->id; q >= 0; q--) {
+            if (!in[q]) continue;
+            const Node *m = g->nodes[q];
+            for (int kk = 0; kk < m->nin; kk++) {
+              const Node *x = m->in[kk];
+              if (in[x->id] || op_info[x->op].cls == OPC_LEAF || x->op == OP_INPUT) continue;
+              if (s.group_of[x->id] < 0) {
+                in[x->id] = true;
+                continue;
+              }
               if (op_info[x->op].cls != OPC_MATMUL && op_info[x->op].cls != OPC_REDUCE) continue;
-              int rd[4];
-              if (readers(&s, x, (const int *const *)users, nusers, rd, 4) != 1) continue;
-              if (np < 16) producers[np++] = x->id;
-            } else if (sp < 256) {
-              stack[sp++] = x;
+              bool all_in = true;
+              for (int u = 0; u < nusers[x->id]; u++) all_in &= in[users[x->id][u]];
+              if (!all_in || np >= 16) continue;
+              in[x->id] = true;
+              producers[np++] = x->id;
+              grew = true;
             }
           }
         }
@@ -469,6 +519,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         int ng = group_new(&s, n);
         double t = plan_cost(&s, &ok);
         stats->moves_tried++;
+        if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "cut %%%d (%s) absorbing %d: %g -> %g\n", n->id, op_info[n->op].name, np, cur, t);
         if (t < cur * (1 - 1e-9)) {
           cur = t;
           improved = true;

@@ -5,6 +5,8 @@
 #define TS_SEARCH_H
 
 #include "../cost/cost.h"
+#include "../front/front.h"
+#include "../rewrite/rewrite.h"
 #include "plan.h"
 
 typedef enum { STOP_SATURATED, STOP_SWEEPS, STOP_TIME } SearchStop;
@@ -23,6 +25,18 @@ typedef struct SearchStats {
   double naive_cost, cost;   /* predicted seconds */
   NodeList fused;            /* the nodes each taken move was about, in order */
 } SearchStats;
+
+/* Equality saturation before the search (rewrite_pass.c): the SAFE rules,
+   then the term extracted by an IO-aware cost with sizes read at bind (the
+   entry's own sizes; NULL/0: g's). */
+typedef struct RewriteInfo {
+  const char **rules;        /* the rules the extracted term uses, by name */
+  int nrules;
+  EgStop stop;
+  int iterations, enodes, eclasses;
+  double seconds;
+} RewriteInfo;
+Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *info);
 
 /* Search a plan for g at storage type dt. */
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats);

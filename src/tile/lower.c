@@ -317,6 +317,20 @@ TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRo
   return b;
 }
 
+TBuf *tile_scratch_buf(TileProgram *tp, const char *name, const Shape *shape, DType dt, double init) {
+  Arena *a = tp->g->ctx->arena;
+  TBuf *b = arena_alloc(a, sizeof *b);
+  b->id = tp->globals.len;
+  b->name = unique_name(tp, name);
+  b->scope = SCOPE_GLOBAL;
+  b->dtype = dt;
+  b->role = GB_SCRATCH;
+  b->init = init;
+  b->shape = *shape;
+  vec_push(a, &tp->globals, b);
+  return b;
+}
+
 TileProgram *tile_program_new(Graph *g, DType dtype) {
   Arena *a = g->ctx->arena;
   TileProgram *tp = arena_alloc(a, sizeof *tp);

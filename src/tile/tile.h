@@ -171,6 +171,8 @@ TileProgram *tile_lower(Graph *g, DType dtype);
    materializes (uses: tile_use_counts). */
 TileProgram *tile_program_new(Graph *g, DType dtype);
 TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRole role);
+/* A scratch global (no graph node) of this shape and type, starting at init. */
+TBuf *tile_scratch_buf(TileProgram *tp, const char *name, const Shape *shape, DType dt, double init);
 void tile_program_output(TileProgram *tp);
 void tile_lower_node(TileProgram *tp, const Node *n);
 int *tile_use_counts(const Graph *g);

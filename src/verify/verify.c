@@ -79,7 +79,7 @@
  */
 #include "verify.h"
 
-#include "../search/plan.h"
+#include "../search/search.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -615,8 +615,9 @@ static double tile_work(const TileProgram *tp) {
    it does not elaborate (quietly) or breaks a tile invariant (*broken set,
    the violation printed to err). */
 static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, DType dt,
-                          const VerifyOpts *o, FILE *err, bool *broken, char *skip, size_t skiplen) {
+                          const VerifyOpts *o, FILE *err, bool *broken, char *skip, size_t skiplen, Graph **orig) {
   *broken = false;
+  *orig = NULL;
   skip[0] = 0;
   jmp_buf here;
   jmp_buf *prev = c->unwind;
@@ -633,7 +634,10 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
   c->err = save;
   TileProgram *tp;
   if (o->plan) {
-    /* the plan opt emits, carried over to these sizes */
+    /* the program opt emits: the graph rewritten as opt rewrites it, the
+       plan carried over to these sizes */
+    *orig = g;
+    g = search_rewrite(g, o->bind, o->nbind, NULL);
     Plan *q = plan_transfer(o->plan, g, skip, skiplen);
     if (!q) return NULL;
     tp = tile_lower_plan(q);
@@ -655,7 +659,8 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
 
 /* Does the entry's graph at sizes s have the plan's structure?  (-1 if it
    does not elaborate.) */
-static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, const Plan *plan) {
+static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, const VerifyOpts *o) {
+  const Plan *plan = o->plan;
   Arena *home = c->arena, *scratch = arena_new();
   c->arena = scratch;
   jmp_buf here;
@@ -665,7 +670,7 @@ static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg
   int nodes = -1;
   if (!setjmp(here)) {
     c->unwind = &here;
-    nodes = plan_matches(plan, elab_entry(c, prog, entry, (Pos){0}, s, n));
+    nodes = plan_matches(plan, search_rewrite(elab_entry(c, prog, entry, (Pos){0}, s, n), o->bind, o->nbind, NULL));
   }
   c->unwind = prev;
   c->err = save;
@@ -700,6 +705,50 @@ static void one_trial(Ctx *c, const TileProgram *tp, DType dt, VerifyInput kind,
   if (inputs)
     for (int i = 0; i < g->ninputs; i++) tensor_free(inputs[i]);
   free(inputs);
+}
+
+/* The rewritten graph against the graph it came from, in float64 on normal
+   inputs: normwise relative difference within 1e-9 (rules are identities
+   over the reals; float64 differs by reassociation only). */
+static void check_rewrite(Ctx *c, Graph *orig, Graph *rw, const char *label, const VerifyOpts *o, FILE *out, Tally *tl) {
+  Tensor **volatile in = calloc((size_t)orig->ninputs + 1, sizeof(Tensor *));
+  Tensor *volatile a = NULL, *volatile b = NULL;
+  jmp_buf here;
+  jmp_buf *prev = c->unwind;
+  char msg[300] = "out of memory";
+  volatile bool ok = false;
+  if (in && !setjmp(here)) {
+    c->unwind = &here;
+    verify_inputs(orig, DT_F32, VIN_NORMAL, o->seed * 1000 + 17, in);
+    a = interp_run(orig, in);
+    b = interp_run(rw, in);
+    double num = 0, den = 0;
+    int64_t n = shape_numel(&a->shape);
+    volatile bool nan_ok = true;
+    for (int64_t e = 0; e < n; e++) {
+      double x = a->data[e], y = b->data[e];
+      if (!isfinite(x) || !isfinite(y)) {
+        nan_ok &= (isnan(x) && isnan(y)) || x == y;
+        continue;
+      }
+      num += (x - y) * (x - y);
+      den += x * x;
+    }
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    ok = nan_ok && rel <= 1e-9;
+    snprintf(msg, sizeof msg, "rewritten graph vs its source in float64: relative difference %.2g%s", rel,
+             nan_ok ? "" : ", non-finite values differ");
+  } else if (in) {
+    snprintf(msg, sizeof msg, "the graph interpreter stopped with an error (above)");
+  }
+  c->unwind = prev;
+  tensor_free(a);
+  tensor_free(b);
+  for (int i = 0; in && i < orig->ninputs; i++) tensor_free(in[i]);
+  free(in);
+  fprintf(out, "%s %s (%s) rewrite: %s\n", ok ? "ok  " : "FAIL", label, dtype_name(o->dtype), msg);
+  if (ok) tl->pass++;
+  else tl->fail++;
 }
 
 static void run_instance(Ctx *c, const TileProgram *tp, const char *label, const VerifyOpts *o, FILE *out,
@@ -770,7 +819,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
       SizeArg s[MAX_NATS];
       for (int q = 0; q < nn; q++) s[q] = (SizeArg){nats[q].name, nats[q].value, false};
       s[k].value = nats[k].value > 3 ? 3 : 2;
-      structural[k] = probe_matches(c, prog, entry, s, nn, o->plan) == 0;
+      structural[k] = probe_matches(c, prog, entry, s, nn, o) == 0;
     }
   for (int fam = 0; fam < 5; fam++) {
     for (int level = 0; level < 4; level++) {
@@ -789,7 +838,8 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
       c->arena = scratch;
       bool broken;
       char skip[300];
-      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, o, err, &broken, skip, sizeof skip);
+      Graph *orig;
+      TileProgram *tp = build(c, prog, entry, s, nn, o->dtype, o, err, &broken, skip, sizeof skip, &orig);
       if (!tp && skip[0]) {
         /* the planned program has another structure at these sizes (a
            dimension of 1 folds something away): not this instance */
@@ -815,7 +865,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
           tl.instances++;
           tl.fail++;
         } else {
-          if (getenv("TS_VERIFY_TILES") && strstr(label, getenv("TS_VERIFY_TILES"))) tile_print(stderr, tp);
+          if (orig) check_rewrite(c, orig, tp->g, label, o, out, &tl);
           run_instance(c, tp, label, o, out, &tl);
         }
       }

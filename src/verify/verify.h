@@ -68,6 +68,11 @@ typedef struct VerifyOpts {
      instance is lowered with it carried over (plan_transfer); NULL: the
      naive lowering */
   const struct Plan *plan;
+  /* with a plan: each instance's graph is rewritten as opt rewrites it
+     (equality saturation, extraction with sizes read at bind, the entry's
+     own sizes), and checked against the graph it came from in float64 */
+  const SizeArg *bind;
+  int nbind;
 } VerifyOpts;
 
 /* `tilesmith verify`: returns 0 if every trial passed, 1 otherwise (also when

@@ -1,0 +1,164 @@
+/*
+ * rewrite_pass.c: equality saturation before the plan search.
+ *
+ * The entry's graph goes into an e-graph, the SAFE rules of rules.def grow
+ * it (src/rewrite), and the term the search then plans is extracted by an
+ * IO-aware cost: FLOPs (elementwise per output element, reductions per
+ * input element, products 2MNK), layout ops nearly free, and one term for
+ * memory traffic the term forces: a gather reads its data from memory, so
+ * gathering from a computed tensor (a product's logits) forces that tensor
+ * to be written and read, charged at the machine balance (FLOPs per byte
+ * of the H200: 989 TFLOP/s over 4.8 TB/s).  The one-hot sum the gather
+ * rewrites to costs FLOPs instead and streams with its axis.
+ *
+ * Sizes in the cost are read through the dimensions' symbolic names at the
+ * entry's own sizes (`bind`), so a shrunken instance of the program (verify)
+ * extracts the term the full-size program extracts.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../rewrite/rewrite.h"
+#include "search.h"
+
+#define BYTES_PER_FLOP_BALANCE 206.0 /* H200: 989e12 / 4.8e12 */
+
+typedef struct Bind { const SizeArg *v; int n; } Bind;
+
+/* A symbolic size ("N", "H*D", "D/H", "(B*N)") at the bound sizes; false
+   if it names something unbound or does not parse. */
+typedef struct Sym { const char *s; const Bind *b; bool ok; } Sym;
+
+static int64_t sym_expr(Sym *p);
+
+static int64_t sym_atom(Sym *p) {
+  while (*p->s == ' ') p->s++;
+  if (*p->s == '(') {
+    p->s++;
+    int64_t v = sym_expr(p);
+    while (*p->s == ' ') p->s++;
+    if (*p->s == ')') p->s++;
+    else p->ok = false;
+    return v;
+  }
+  if (isdigit((unsigned char)*p->s)) {
+    int64_t v = 0;
+    while (isdigit((unsigned char)*p->s)) v = v * 10 + (*p->s++ - '0');
+    return v;
+  }
+  const char *start = p->s;
+  while (*p->s && !strchr(" ()+-*/", *p->s)) p->s++;
+  size_t len = (size_t)(p->s - start);
+  for (int i = 0; i < p->b->n; i++)
+    if (strlen(p->b->v[i].name) == len && !strncmp(p->b->v[i].name, start, len)) return p->b->v[i].value;
+  p->ok = false;
+  return 1;
+}
+
+static int64_t sym_term(Sym *p) {
+  int64_t v = sym_atom(p);
+  for (;;) {
+    while (*p->s == ' ') p->s++;
+    char op = *p->s;
+    if (op != '*' && op != '/') return v;
+    p->s++;
+    int64_t w = sym_atom(p);
+    if (op == '*') v *= w;
+    else if (w) v /= w;
+    else p->ok = false;
+  }
+}
+
+static int64_t sym_expr(Sym *p) {
+  int64_t v = sym_term(p);
+  for (;;) {
+    while (*p->s == ' ') p->s++;
+    char op = *p->s;
+    if (op != '+' && op != '-') return v;
+    p->s++;
+    int64_t w = sym_term(p);
+    v = op == '+' ? v + w : v - w;
+  }
+}
+
+static double dim_at(const Dim *d, const Bind *b) {
+  if (!d->sym || !b->n) return (double)d->n;
+  Sym p = {d->sym, b, true};
+  int64_t v = sym_expr(&p);
+  return p.ok && !*p.s ? (double)v : (double)d->n;
+}
+
+static double numel_at(const Shape *s, const Bind *b) {
+  double n = 1;
+  for (int i = 0; i < s->rank; i++) n *= dim_at(&s->d[i], b);
+  return n;
+}
+
+typedef struct Summary { bool computed; } Summary;
+
+static double io_cost(const EgTerm *t, void **summary) {
+  const Bind *b = t->user;
+  double own = 0, out = numel_at(&t->facts->shape, b);
+  bool computed = false;
+  switch (op_info[t->op].cls) {
+  case OPC_LEAF: break;
+  case OPC_UNARY:
+  case OPC_BINARY:
+  case OPC_COMPARE:
+  case OPC_SELECT: own = out, computed = true; break;
+  case OPC_REDUCE: own = numel_at(&eg_facts(t->eg, t->kids[0])->shape, b), computed = true; break;
+  case OPC_MATMUL: {
+    const Shape *a = &eg_facts(t->eg, t->kids[0])->shape;
+    own = 2 * out * dim_at(&a->d[a->rank - 1], b);
+    computed = true;
+    break;
+  }
+  case OPC_LAYOUT:
+  case OPC_CONCAT: {
+    own = 1e-3 * out;
+    for (int i = 0; i < t->nin; i++) {
+      const Summary *k = t->kid_summary[i];
+      computed |= k && k->computed;
+    }
+    break;
+  }
+  case OPC_GATHER: {
+    own = out;
+    /* gathering from a computed tensor: it must be in memory, written and read */
+    const Summary *k = t->kid_summary[0];
+    if (k && k->computed) own += 2 * 2 * numel_at(&eg_facts(t->eg, t->kids[0])->shape, b) * BYTES_PER_FLOP_BALANCE;
+    break;
+  }
+  }
+  Summary *s = eg_alloc(t->eg, sizeof *s);
+  s->computed = computed;
+  *summary = s;
+  double c = own;
+  for (int i = 0; i < t->nin; i++) c += t->kid_cost[i];
+  return c;
+}
+
+Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *info) {
+  RewriteInfo local;
+  if (!info) info = &local;
+  memset(info, 0, sizeof *info);
+  EGraph *eg = eg_from_graph(g);
+  const EgReport *rep = eg_run(eg, NULL);
+  info->stop = rep->stop;
+  info->iterations = rep->niters;
+  info->enodes = rep->enodes;
+  info->eclasses = rep->eclasses;
+  info->seconds = rep->seconds;
+  Bind b = {bind, nbind};
+  const char *const *used = NULL;
+  int nused = 0;
+  Graph *out = eg_extract(eg, eg_root(eg), io_cost, &b, &used, &nused);
+  /* the names outlive the e-graph */
+  info->rules = arena_alloc(g->ctx->arena, sizeof(char *) * (size_t)(nused ? nused : 1));
+  for (int i = 0; i < nused; i++) info->rules[i] = arena_strdup(g->ctx->arena, used[i]);
+  info->nrules = nused;
+  eg_free(eg);
+  return out;
+}
