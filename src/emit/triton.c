@@ -162,6 +162,11 @@ static void tr_tile(Emit *e, const SExpr *x) {
     bool r = at_var(x->idx[0], TV_I) || (at_zero(x->idx[0]) && b->shape.d[0].n == 1);
     bool c = at_var(x->idx[1], TV_J) || (at_zero(x->idx[1]) && b->shape.d[1].n == 1);
     if (r && c) emit_printf(e, "%s", b->name);
+    /* a [1, n] row read down a column block, or an [n, 1] column across a row */
+    else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1 && at_var(x->idx[1], TV_I))
+      emit_printf(e, "tl.reshape(%s, (%lld, 1))", b->name, (long long)b->shape.d[1].n);
+    else if (at_zero(x->idx[1]) && b->shape.d[1].n == 1 && at_var(x->idx[0], TV_J))
+      emit_printf(e, "tl.reshape(%s, (1, %lld))", b->name, (long long)b->shape.d[0].n);
     else ok = false;
   }
   if (!ok) {

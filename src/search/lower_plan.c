@@ -941,6 +941,14 @@ static void store_output(LP *L, const Node *o) {
   st->ext[1] = ax[1] >= 0 ? extent(L, ax[1]) : 1;
 }
 
+/* the fewest rows of any product's tile in the kernel */
+static bool min_rows(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  int64_t *m = ud;
+  if (s->kind == ST_GEMM && s->dst->shape.d[0].n < *m) *m = s->dst->shape.d[0].n;
+  return true;
+}
+
 /* the kernel's statements: pre, then each pass's loop and what follows it */
 static void assemble(LP *L, Kernel *k, SExpr **lo, SExpr **hi) {
   PKernel *pk = L->pk;
@@ -957,6 +965,11 @@ static void assemble(LP *L, Kernel *k, SExpr **lo, SExpr **hi) {
     StmtList *after = &L->lists[list_after(p)];
     for (int i = 0; i < after->len; i++) vec_push(L->a, &k->body, after->data[i]);
   }
+  /* a warp owns 16 rows of a product (whole rows: reductions read them) */
+  int64_t rows = INT64_MAX;
+  tile_walk(&k->body, min_rows, &rows);
+  if (rows != INT64_MAX && k->threads > 32 * (rows / 16 > 0 ? rows / 16 : 1))
+    k->threads = (int)(32 * (rows / 16 > 0 ? rows / 16 : 1));
   vec_push(L->a, &L->tp->kernels, k);
 }
 

@@ -288,7 +288,7 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
             apply(k, &c, row, col);
             double t = price(s, p, k);
             if (getenv("TS_SEARCH_TRACE2"))
-              fprintf(stderr, "  cfg root %%%d stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, st,
+              fprintf(stderr, "  cfg root %%%d (%d members) stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, k->members.len, st,
                       (long long)c.stile, (long long)c.rtile, (long long)c.ctile, c.threads, t, k->why);
             if (t < best) {
               best = t;
