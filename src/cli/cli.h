@@ -68,6 +68,7 @@ int entry_bindings(Session *s, Opts *o, SizeArg *out, int max);
 
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_opt(Opts *o);      /* cmd_opt.c */
+int cmd_explain(Opts *o);  /* cmd_explain.c */
 int cmd_rules(Opts *o);    /* cmd_rewrite.c */
 /* graph --rewrite: saturate g with the SAFE rules and extract by the default
    cost (stats: the runner's table to stderr); NULL (diagnostic printed) on error. */

@@ -310,22 +310,28 @@ static const Command commands[] = {
      cmd_eval, true, true},
     {"tiles", "print the tile program (kernels) of an entry",
      "tilesmith tiles FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32]",
-     "Lowers the entry to a tile program and prints it: the global tensors,\n"
+     "Prints the tile program opt emits for the entry: the global tensors,\n"
      "then each kernel with its grid, its tile buffers (shared memory or\n"
-     "registers) and its statements.  The lowering is the naive one: one\n"
-     "kernel per chain of elementwise and layout ops, per reduction and per\n"
-     "matrix product.  --dtype is the storage type of real tensors (default\n"
-     "bf16); accumulation is float32.\n",
+     "registers) and its statements (loops, ifs, maps, gemms, reductions,\n"
+     "stores).  The program is the searched plan (equality saturation, then\n"
+     "the fusion search priced by the cost model); --naive prints the naive\n"
+     "lowering instead (one kernel per chain of elementwise and layout ops,\n"
+     "per reduction and per matrix product).  --dtype is the storage type of\n"
+     "real tensors (default bf16); accumulation is float32.\n",
      cmd_tiles, true, false},
     {"verify", "check the tile program against the graph on small instances",
      "tilesmith verify FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--seed S] [--trials N]",
-     "Runs the tile program of the entry in the tile interpreter on shrunken\n"
-     "instances of the same program (dimensions reduced, with and without\n"
-     "tails) with random and adversarial inputs (large logits, ties, rows\n"
-     "masked entirely but one, extreme but finite values), and compares it\n"
-     "with the float64 graph interpreter, with tolerances per storage type.\n"
-     "A failure names the kernel, the statement and the first mismatching\n"
-     "element.\n",
+     "Checks the program opt emits: the plan searched at the entry's sizes,\n"
+     "carried over to shrunken instances of the same program (dimensions\n"
+     "reduced, with and without tails; sizes that change the program's\n"
+     "structure, a depth, keep their value), runs it in the tile interpreter\n"
+     "with random and adversarial inputs (large logits, ties, rows masked\n"
+     "entirely but one, extreme but finite values) and compares each kernel\n"
+     "with the float64 graph interpreter, with tolerances per storage type\n"
+     "plus a first-order bound of the error float32 evaluation may make in\n"
+     "the kernel; each instance's rewritten graph is also checked against its\n"
+     "source in float64.  A failure names the kernel, the statement and the\n"
+     "first mismatching element.  --naive checks the naive lowering.\n",
      cmd_verify, true, false},
     {"opt", "emit a TileLang or Triton module for an entry",
      "tilesmith opt FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] --target tilelang|triton -o OUT.py",
@@ -335,6 +341,16 @@ static const Command commands[] = {
      "and a __main__ that checks run against reference in float32 on fresh\n"
      "random inputs and times both.\n",
      cmd_opt, true, false},
+    {"explain", "why opt emits what it emits: kernels, fusions, costs",
+     "tilesmith explain FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--format json]",
+     "Compiles the entry as opt does and reports each kernel: the graph nodes\n"
+     "it computes and their source lines, its grid and loops, the role of each\n"
+     "axis (grid, stream, whole, inner, split across blocks), its loop-carried\n"
+     "states and the law that streams them, bytes moved, FLOPs and the cost\n"
+     "model's predicted time; then the global buffers, the rewrites used, the\n"
+     "search's statistics, the predicted total against the roofline floor and\n"
+     "the runner-up plans the search priced.  --format json writes one object.\n",
+     cmd_explain, true, false},
     {"rules", "list the rewrite rules",
      "tilesmith rules",
      "Lists the rewrite rules of the equality saturation (src/rewrite/rules.def):\n"
@@ -358,6 +374,11 @@ static void print_main_help(FILE *f) {
              "Exit status: 0 on success, 1 on an error in the program or its data, 2 on bad usage.\n");
 }
 
+/* the commands that compile the entry to a tile program */
+static bool compiles(const Command *c) {
+  return c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_opt || c->run == cmd_explain;
+}
+
 static void print_cmd_help(const Command *c) {
   printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
   if (c->run == cmd_check) printf("  --stats               print timings and peak memory to stderr\n");
@@ -365,8 +386,11 @@ static void print_cmd_help(const Command *c) {
     printf("  --format FMT          text, dot or json\n"
            "  --rewrite             saturate with the rewrite rules, then extract\n"
            "  --stats               with --rewrite: the runner's iterations to stderr\n");
-  if (c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_opt)
-    printf("  --dtype T             storage type: bf16 (default), f16 or f32\n");
+  if (compiles(c))
+    printf("  --dtype T             storage type: bf16 (default), f16 or f32\n"
+           "  --naive               the naive lowering: no rewriting, no search\n"
+           "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
+  if (c->run == cmd_explain) printf("  --format F            text (default) or json\n");
   if (c->run == cmd_verify)
     printf("  --seed S              seed of the random inputs (default 0)\n"
            "  --trials N            random trials per instance (default 3)\n");
@@ -436,19 +460,22 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->stats = true;
     } else if (cur_cmd->run == cmd_graph && !strcmp(a, "--rewrite")) {
       o->rewrite = true;
-    } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
+    } else if (compiles(cur_cmd) &&
                !strcmp(a, "--naive")) {
       o->naive = true;
-    } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
+    } else if (compiles(cur_cmd) &&
                ((v = opt_value(argc, argv, &i, "--gpu", &m)) || m)) {
       if (!v || !(o->gpu_profile = gpu_find(v))) return usage_error("--gpu needs a100, h100 or h200");
       o->gpu = v;
-    } else if ((cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_opt) &&
+    } else if (compiles(cur_cmd) &&
                ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
       if (!v) return usage_error("--dtype needs bf16, f16 or f32");
       o->dtype = v;
-    } else if (cur_cmd->run == cmd_graph && ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
-      if (!v) return usage_error("--format needs text, dot or json");
+    } else if ((cur_cmd->run == cmd_graph || cur_cmd->run == cmd_explain) &&
+               ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
+      if (!v) return usage_error(cur_cmd->run == cmd_graph ? "--format needs text, dot or json" : "--format needs text or json");
+      if (cur_cmd->run == cmd_explain && strcmp(v, "text") && strcmp(v, "json"))
+        return usage_error("--format must be text or json, not '%s'", v);
       o->format = v;
     } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--in", &m)) || m)) {
       const char *eq = v ? strchr(v, '=') : NULL;

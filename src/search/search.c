@@ -356,6 +356,27 @@ static double plan_cost(S *s, bool *all_ok) {
   return total;
 }
 
+/* Remember a priced plan among the cheapest few (the chosen one is dropped at the end). */
+static void note_cand(S *s, double cost, const char *what) {
+  SearchStats *st = s->stats;
+  if (!isfinite(cost)) return;
+  int kernels = 0;
+  for (int i = 0; i < s->groups.len; i++) kernels += s->groups.data[i].alive;
+  for (int i = 0; i < st->ncands; i++)
+    if (fabs(st->cands[i].cost - cost) <= 1e-12 * cost && st->cands[i].kernels == kernels) return;
+  int at;
+  if (st->ncands < SEARCH_MAX_CANDS) at = st->ncands++;
+  else if (st->cands[SEARCH_MAX_CANDS - 1].cost > cost) at = SEARCH_MAX_CANDS - 1;
+  else return; /* no cheaper than the ones kept */
+  st->cands[at] = (SearchCand){cost, kernels, ""};
+  snprintf(st->cands[at].what, sizeof st->cands[at].what, "%s", what);
+  while (at > 0 && st->cands[at - 1].cost > st->cands[at].cost) {
+    SearchCand t = st->cands[at];
+    st->cands[at] = st->cands[at - 1];
+    st->cands[--at] = t;
+  }
+}
+
 static void group_remove(S *s, const Node *n) {
   int gi = s->group_of[n->id];
   if (gi < 0) return;
@@ -452,6 +473,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   bool ok;
   double cur = plan_cost(&s, &ok);
   stats->naive_cost = cur;
+  note_cand(&s, cur, "the naive partition (each reduction, product and shared value stored)");
   int max_sweeps = o && o->max_sweeps ? o->max_sweeps : 20;
   double limit = o && o->seconds > 0 ? o->seconds : 10;
   stats->stop = STOP_SATURATED;
@@ -475,6 +497,11 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         double t = plan_cost(&s, &ok);
         stats->moves_tried++;
         if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "fuse %%%d (%s): %g -> %g\n", n->id, op_info[n->op].name, cur, t);
+        {
+          char what[96];
+          snprintf(what, sizeof what, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);
+          note_cand(&s, t, what);
+        }
         if (t < cur * (1 - 1e-9)) {
           cur = t;
           improved = true;
@@ -520,6 +547,12 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         double t = plan_cost(&s, &ok);
         stats->moves_tried++;
         if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "cut %%%d (%s) absorbing %d: %g -> %g\n", n->id, op_info[n->op].name, np, cur, t);
+        {
+          char what[96];
+          snprintf(what, sizeof what, "after storing %%%d (%s) with %d product%s and reduction%s fused in", n->id,
+                   op_info[n->op].name, np, np == 1 ? "" : "s", np == 1 ? "" : "s");
+          note_cand(&s, t, what);
+        }
         if (t < cur * (1 - 1e-9)) {
           cur = t;
           improved = true;
@@ -536,6 +569,13 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
     if (sweep + 1 == max_sweeps) stats->stop = STOP_SWEEPS;
   }
 done:
+  /* the runners-up: every priced plan but the chosen one */
+  {
+    int w = 0;
+    for (int i = 0; i < stats->ncands; i++)
+      if (fabs(stats->cands[i].cost - cur) > 1e-12 * cur) stats->cands[w++] = stats->cands[i];
+    stats->ncands = w;
+  }
   if (getenv("TS_SEARCH_TRACE"))
     for (int i = 0; i < s.nn; i++)
       if (s.group_of[i] >= 0) fprintf(stderr, "stored %%%d in group %d\n", i, s.group_of[i]);

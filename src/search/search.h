@@ -18,12 +18,23 @@ typedef struct SearchOpts {
   int max_sweeps;       /* 0: 20 */
 } SearchOpts;
 
+/* A plan the search priced: its predicted seconds and how it came about. */
+typedef struct SearchCand {
+  double cost;
+  int kernels;
+  char what[96];             /* "naive partition", "fuse %12 (sum)", "cut %17 (sub), 4 absorbed" */
+} SearchCand;
+#define SEARCH_MAX_CANDS 6
+
 typedef struct SearchStats {
   double seconds;
   SearchStop stop;
   int sweeps, moves_tried, moves_taken, kernels_priced;
   double naive_cost, cost;   /* predicted seconds */
   NodeList fused;            /* the nodes each taken move was about, in order */
+  /* the cheapest plans priced other than the one chosen, cheapest first */
+  int ncands;
+  SearchCand cands[SEARCH_MAX_CANDS];
 } SearchStats;
 
 /* Equality saturation before the search (rewrite_pass.c): the SAFE rules,
