@@ -216,6 +216,32 @@ static double price(S *s, Plan *p, PKernel *k) {
   return cost_program(tp, s->gpu, NULL); /* with a split stream: its combine kernel too */
 }
 
+/* The naive kernel of a kernel's one output (the fallback of a kernel the
+   fused lowering cannot realize). */
+/* Can node n be computed by a naive kernel given what p stores: every
+   reduction or product under it (through nodes not stored) is stored? */
+static bool naive_ok(const Plan *p, const Node *n, bool top) {
+  if (!top && (p->kernel_of[n->id] >= 0 || op_info[n->op].cls == OPC_LEAF)) return true;
+  OpClass c = op_info[n->op].cls;
+  if (!top && (c == OPC_REDUCE || c == OPC_MATMUL)) return false;
+  for (int i = 0; i < n->nin; i++)
+    if (!naive_ok(p, n->in[i], false)) return false;
+  return true;
+}
+
+static double price_naive(S *s, Plan *p, PKernel *k) {
+  if (!naive_ok(p, k->outs.data[0], true)) return INFINITY;
+  bool was = k->naive;
+  k->naive = true;
+  Plan one = *p;
+  one.kernels.data = &k;
+  one.kernels.len = one.kernels.cap = 1;
+  TileProgram *tp = tile_lower_plan(&one);
+  k->naive = was;
+  if (!tp || !tile_check(tp, NULL)) return INFINITY;
+  return cost_program(tp, s->gpu, NULL);
+}
+
 /* blocks of the grid (GRID axes only) */
 static double grid_blocks(const PKernel *k) {
   double b = 1;
@@ -335,6 +361,7 @@ static double plan_cost(S *s, bool *all_ok) {
     if (!hit) {
       char why[200];
       double t = configure(s, p, k, why, sizeof why);
+      if (!isfinite(t) && k->outs.len == 1) t = price_naive(s, p, k); /* what the final plan falls back to */
       s->g->ctx->arena = home;
       if (s->ncache == s->capcache) {
         int nc = s->capcache ? s->capcache * 2 : 64;
@@ -511,9 +538,9 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
           group_add(&s, gi, n);
         }
       } else if (elementwise(n) && s.uses[i] == 1) {
-        /* cut: store n, and absorb into its kernel every stored product or
-           reduction all of whose readers are in the kernel (n's cone and
-           what was absorbed), transitively: the cone collapses into one kernel */
+        /* cut: store n, and absorb into its kernel every stored node all of
+           whose readers are in the kernel (n's cone and what was absorbed),
+           transitively: the cone collapses into one kernel */
         int producers[16], np = 0;
         bool *in = arena_alloc(s.a, sizeof(bool) * (size_t)s.nn);
         in[n->id] = true;
@@ -530,7 +557,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
                 in[x->id] = true;
                 continue;
               }
-              if (op_info[x->op].cls != OPC_MATMUL && op_info[x->op].cls != OPC_REDUCE) continue;
+              if (x == g->output) continue;
               bool all_in = true;
               for (int u = 0; u < nusers[x->id]; u++) all_in &= in[users[x->id][u]];
               if (!all_in || np >= 16) continue;
@@ -605,7 +632,7 @@ done:
     }
     if (!isfinite(t)) {
       /* not realizable fused: the naive rules (a kernel the naive lowering has) */
-      k->naive = k->outs.len == 1;
+      k->naive = k->outs.len == 1 && naive_ok(p, k->outs.data[0], true);
       snprintf(k->why, sizeof k->why, "%s", why);
     }
     k->cost = t;

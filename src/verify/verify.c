@@ -637,9 +637,18 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
     /* the program opt emits: the graph rewritten as opt rewrites it, the
        plan carried over to these sizes */
     *orig = g;
-    g = search_rewrite(g, o->bind, o->nbind, NULL);
-    Plan *q = plan_transfer(o->plan, g, skip, skiplen);
-    if (!q) return NULL;
+    Graph *rw = search_rewrite(g, o->bind, o->nbind, NULL);
+    Plan *q = plan_transfer(o->plan, rw, skip, skiplen);
+    if (!q) {
+      /* a rule that fires only at these sizes (x/1 where a size is 1) can
+         leave the rewritten graph without a counterpart of a planned node;
+         the source graph may still have the plan's structure */
+      char why[300];
+      q = plan_transfer(o->plan, g, why, sizeof why);
+      if (!q) return NULL;
+      skip[0] = 0;
+      *orig = NULL; /* nothing rewritten to check */
+    }
     tp = tile_lower_plan(q);
     if (!tp) {
       for (int i = 0; i < q->kernels.len; i++)
