@@ -235,6 +235,9 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   per = fmin(per, floor((double)gpu->threads / thr));
   per = fmin(per, floor((double)gpu->regs / (fmin(regs, 255) * thr)));
   double spill = regs > 255 ? regs / 255.0 : 1; /* spilled registers: slower */
+  /* far beyond the register file: the compiler spills whole tiles to
+     local memory (or gives up); not a kernel worth pricing */
+  if (regs > 2 * 255) per = 0;
   if (per < 1) {
     /* does not fit on an SM: unusable */
     out->per_sm = 0;

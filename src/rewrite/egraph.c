@@ -110,7 +110,12 @@ bool attrs_equal(Op op, const NodeAttrs *a, const NodeAttrs *b) {
   case ATTR_NONE: return op != OP_RESHAPE || shape_equal(&a->shape, &b->shape);
   case ATTR_INPUT:
   case ATTR_VALUE: return a->kind == b->kind && memcmp(&a->value, &b->value, sizeof a->value) == 0;
-  case ATTR_SIZE: return a->shape.d[0].n == b->shape.d[0].n;
+  case ATTR_SIZE: {
+    /* iota N and iota V are different nodes even where N = V: a plan made
+       at such sizes must carry over to sizes where they differ */
+    const char *x = a->shape.d[0].sym, *y = b->shape.d[0].sym;
+    return a->shape.d[0].n == b->shape.d[0].n && (x == y || (x && y && !strcmp(x, y)));
+  }
   case ATTR_AXIS: return a->axis == b->axis;
   case ATTR_PERM: return a->nperm == b->nperm && !memcmp(a->perm, b->perm, sizeof(int) * (size_t)a->nperm);
   case ATTR_SLICE: return a->axis == b->axis && a->lo == b->lo && a->hi == b->hi;

@@ -94,6 +94,62 @@ static void choose(Extract *x, EgCostFn fn, void *user) {
   }
 }
 
+/* DAG-aware greedy extraction: a class's cost is its e-node's own cost
+   plus the own cost of every class in the union of its children's terms,
+   each counted once, so a subterm two parents share is paid for once (a
+   tree cost pays for it per use and can prefer a term that computes a
+   product twice).  The own cost is the cost function's answer with every
+   kid_cost zero; the function must be additive for this.  An e-node whose
+   children's terms contain its own class would close a cycle and is not
+   offered. */
+static void choose_dag(Extract *x, EgCostFn fn, void *user) {
+  EGraph *eg = x->eg;
+  int nc = eg->nclasses ? eg->nclasses : 1, words = (nc + 63) / 64;
+  uint64_t **set = arena_alloc(eg->arena, sizeof(uint64_t *) * (size_t)nc);
+  double *own = arena_alloc(eg->arena, sizeof(double) * (size_t)nc);
+  uint64_t *u = arena_alloc(eg->arena, sizeof(uint64_t) * (size_t)words);
+  double zero[8] = {0};
+  void *ks_small[8];
+  for (int pass = 0; pass <= nc + 1; pass++) {
+    bool changed = false;
+    for (int id = 0; id < eg->nnodes; id++) {
+      const ENode *e = &eg->nodes[id];
+      if (e->dead) continue;
+      double *kc = e->nin <= 8 ? zero : arena_alloc(eg->arena, sizeof(double) * (size_t)e->nin);
+      void **ks = e->nin <= 8 ? ks_small : arena_alloc(eg->arena, sizeof(void *) * (size_t)e->nin);
+      bool ready = true;
+      memset(u, 0, sizeof(uint64_t) * (size_t)words);
+      for (int i = 0; i < e->nin && ready; i++) {
+        int k = eg_find(eg, e->kids[i]);
+        ready = x->best[k] >= 0;
+        if (!ready) break;
+        ks[i] = x->summary[k];
+        for (int w = 0; w < words; w++) u[w] |= set[k][w];
+      }
+      if (!ready) continue;
+      int c = eg_find(eg, e->cls);
+      if (u[c / 64] >> (c % 64) & 1) continue; /* a cycle */
+      EgTerm t = {.eg = eg, .node = id, .op = e->op, .at = &e->at, .nin = e->nin, .kids = e->kids,
+                  .facts = &eg->classes[c].f, .kid_cost = kc, .kid_summary = ks, .user = user};
+      void *sum = NULL;
+      double mine = fn(&t, &sum), v = mine;
+      for (int w = 0; w < words; w++)
+        for (uint64_t b = u[w]; b; b &= b - 1) v += own[w * 64 + __builtin_ctzll(b)];
+      if (x->best[c] < 0 || v < x->cost[c]) {
+        if (!set[c]) set[c] = arena_alloc(eg->arena, sizeof(uint64_t) * (size_t)words);
+        memcpy(set[c], u, sizeof(uint64_t) * (size_t)words);
+        set[c][c / 64] |= (uint64_t)1 << (c % 64);
+        x->best[c] = id;
+        x->cost[c] = v;
+        own[c] = mine;
+        x->summary[c] = sum;
+        changed = true;
+      }
+    }
+    if (!changed) return;
+  }
+}
+
 static Node *build(Extract *x, int cls) {
   EGraph *eg = x->eg;
   Graph *g = x->g;
@@ -157,7 +213,8 @@ static Node *build(Extract *x, int cls) {
   return n;
 }
 
-Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *const **rules_used, int *nused) {
+static Graph *extract(EGraph *eg, int root, EgCostFn cost, void *user, bool dag, const char *const **rules_used,
+                      int *nused) {
   if (eg->dirty) eg_rebuild(eg);
   int nc = eg->nclasses ? eg->nclasses : 1;
   Extract x = {.eg = eg};
@@ -169,7 +226,8 @@ Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *c
   int nr = eg->rule_names.len;
   x.used_rule = arena_alloc(eg->arena, (size_t)(nr ? nr : 1));
   for (int c = 0; c < nc; c++) x.best[c] = -1;
-  choose(&x, cost ? cost : eg_default_cost, user);
+  if (dag) choose_dag(&x, cost ? cost : eg_default_cost, user);
+  else choose(&x, cost ? cost : eg_default_cost, user);
   const Graph *src = eg->src;
   Graph *g = x.g = graph_new(eg->ctx);
   g->entry = src->entry;
@@ -196,4 +254,12 @@ Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *c
     *nused = n;
   }
   return g;
+}
+
+Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *const **rules_used, int *nused) {
+  return extract(eg, root, cost, user, false, rules_used, nused);
+}
+
+Graph *eg_extract_dag(EGraph *eg, int root, EgCostFn cost, void *user, const char *const **rules_used, int *nused) {
+  return extract(eg, root, cost, user, true, rules_used, nused);
 }

@@ -143,5 +143,10 @@ double eg_default_cost(const EgTerm *t, void **summary);
    eg_run); *nused their number.  Builder errors
    (e.g. the node limit) unwind through the context. */
 Graph *eg_extract(EGraph *eg, int root, EgCostFn cost, void *user, const char *const **rules_used, int *nused);
+/* eg_extract by DAG cost: a class shared by several parents is paid for
+   once (a tree cost pays per use and may pick a term that computes a product
+   twice).  cost must be additive (its own cost plus the kid_costs): it is
+   called with every kid_cost zero to learn an e-node's own cost. */
+Graph *eg_extract_dag(EGraph *eg, int root, EgCostFn cost, void *user, const char *const **rules_used, int *nused);
 
 #endif

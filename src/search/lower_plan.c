@@ -566,7 +566,10 @@ static TBuf *reduce_source(LP *L, const Node *r) {
     bool row = keep[0] < 0 && nat[0] == red && nat[1] < 0;
     if (row && L->tile[x->id] && L->tile[x->id]->shape.rank != 2) same_pad = false;
     bool prod_ok = op_info[x->op].cls != OPC_MATMUL || !overhangs(L, ax);
-    if (((nat[0] == ax[0] && nat[1] == ax[1]) || row) && op_info[x->op].cls != OPC_REDUCE && prod_ok && same_pad) {
+    /* (a combine kernel has no member tiles to share: it reads states) */
+    bool combine = L->k->kind == KERNEL_COMBINE;
+    if (((nat[0] == ax[0] && nat[1] == ax[1]) || row) && op_info[x->op].cls != OPC_REDUCE && prod_ok && same_pad &&
+        !combine) {
       const Node *dep = L->st && reads_state(L, x, L->st->dep) ? L->st->dep : NULL;
       if (!L->tile[x->id] || L->tlist[x->id] != home(L, x) || L->tdep[x->id] != dep) L->tile[x->id] = NULL;
       if (!L->tile[x->id]) {

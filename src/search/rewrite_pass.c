@@ -141,11 +141,21 @@ static double io_cost(const EgTerm *t, void **summary) {
 }
 
 Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *info) {
+  return search_rewrite_ex(g, bind, nbind, NULL, info);
+}
+
+Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info) {
   RewriteInfo local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
   EGraph *eg = eg_from_graph(g);
-  const EgReport *rep = eg_run(eg, NULL);
+  bool enable[256];
+  EgRunOpts ro = {0};
+  if (skip_family && rw_nrules() <= 256) {
+    for (int i = 0; i < rw_nrules(); i++) enable[i] = !rw_rule(i)->unsafe && strcmp(rw_rule(i)->family, skip_family);
+    ro.enable = enable;
+  }
+  const EgReport *rep = eg_run(eg, &ro);
   info->stop = rep->stop;
   info->iterations = rep->niters;
   info->enodes = rep->enodes;
@@ -154,7 +164,7 @@ Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *inf
   Bind b = {bind, nbind};
   const char *const *used = NULL;
   int nused = 0;
-  Graph *out = eg_extract(eg, eg_root(eg), io_cost, &b, &used, &nused);
+  Graph *out = eg_extract_dag(eg, eg_root(eg), io_cost, &b, &used, &nused);
   /* the names outlive the e-graph */
   info->rules = arena_alloc(g->ctx->arena, sizeof(char *) * (size_t)(nused ? nused : 1));
   for (int i = 0; i < nused; i++) info->rules[i] = arena_strdup(g->ctx->arena, used[i]);

@@ -162,6 +162,18 @@ static bool apply(PKernel *k, const Cand *c, int row, int col) {
       ax->tile = t > lim && !in_product(k, a) ? lim : t;
     }
   }
+  /* an inner axis is looped inside its product: nothing else in the
+     kernel may run along it (a product along it would be computed once,
+     outside the loop, for its first chunk only) */
+  for (int a = 0; a < k->naxes; a++) {
+    if (k->ax[a].role != AX_INNER) continue;
+    for (int i = 0; i < k->members.len; i++) {
+      const Node *n = k->members.data[i];
+      if (!is_product(n) && op_info[n->op].cls != OPC_REDUCE) continue;
+      for (int d = 0; d < n->shape.rank; d++)
+        if (k->dimax[n->id][d] == a) return false;
+    }
+  }
   k->stream = c->stream;
   k->threads = c->threads;
   k->stages = 2;
@@ -350,9 +362,14 @@ static double plan_cost(S *s, bool *all_ok) {
     PKernel *k = p->kernels.data[i];
     /* members first, for the cache key */
     if (!plan_axes(p, k)) {
-      total = INFINITY;
+      /* no fused kernel for these members (a reshape that merges a
+         product's contraction axis): what the final plan falls back to */
+      double t = k->outs.len == 1 ? price_naive(s, p, k) : INFINITY;
+      if (getenv("TS_SEARCH_TRACE2")) fprintf(stderr, "  kernel root %%%d: no axes (%s): naive %g\n", k->root->id, k->why, t);
       *all_ok = false;
-      break;
+      total += t;
+      if (!isfinite(t)) break;
+      continue;
     }
     uint64_t key = kernel_key(k);
     Cache *hit = NULL;
@@ -439,6 +456,56 @@ static int group_new(S *s, const Node *n) {
   group_add(s, gi, n);
   return gi;
 }
+
+/* The stored producers a cut at n absorbs: those all of whose readers are
+   in n's cone (below n through nodes no one stores) or were absorbed,
+   transitively, each with its breadth-first level.  no_pp: refuse a product
+   whose result is (through layout nodes) another product's operand. */
+static bool feeds_product(const Node *x, const int *const *users, const int *nusers, const Graph *g, int depth) {
+  for (int u = 0; u < nusers[x->id]; u++) {
+    const Node *y = g->nodes[users[x->id][u]];
+    if (is_product(y)) return true;
+    if (op_info[y->op].cls == OPC_LAYOUT && depth < 8 && feeds_product(y, users, nusers, g, depth + 1)) return true;
+  }
+  return false;
+}
+
+static int cut_cone(S *s, const Node *n, int *const *users, const int *nusers, bool no_pp, int *producers, int *level,
+                    int *nlevels) {
+  const Graph *g = s->g;
+  bool *in = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  bool *next = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  in[n->id] = true;
+  int np = 0, nlev = 0;
+  for (bool grew = true; grew && np < 16; nlev++) {
+    grew = false;
+    for (int q = n->id; q >= 0; q--) {
+      if (!in[q]) continue;
+      const Node *m = g->nodes[q];
+      for (int kk = 0; kk < m->nin; kk++) {
+        const Node *x = m->in[kk];
+        if (in[x->id] || next[x->id] || op_info[x->op].cls == OPC_LEAF || x->op == OP_INPUT) continue;
+        if (s->group_of[x->id] < 0) {
+          in[x->id] = true; /* the cone itself: recomputed here */
+          continue;
+        }
+        if (x == g->output || np >= 16) continue;
+        if (no_pp && is_product(x) && feeds_product(x, (const int *const *)users, nusers, g, 0)) continue;
+        bool all_in = true;
+        for (int u = 0; u < nusers[x->id]; u++) all_in &= in[users[x->id][u]];
+        if (!all_in) continue;
+        next[x->id] = true;
+        level[np] = nlev;
+        producers[np++] = x->id;
+        grew = true;
+      }
+    }
+    for (int q = 0; q < np; q++) in[producers[q]] = true;
+  }
+  *nlevels = nlev;
+  return np;
+}
+
 
 /* The groups whose kernels read n (walking up from n through nodes no one stores). */
 static int readers(S *s, const Node *n, const int *const *users, const int *nusers, int *out, int max) {
@@ -541,54 +608,58 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         /* cut: store n, and absorb into its kernel every stored node all of
            whose readers are in the kernel (n's cone and what was absorbed),
            transitively: the cone collapses into one kernel */
-        int producers[16], np = 0;
-        bool *in = arena_alloc(s.a, sizeof(bool) * (size_t)s.nn);
-        in[n->id] = true;
-        for (bool grew = true; grew && np < 16;) {
-          grew = false;
-          /* the kernel's cone: below n and the absorbed nodes, through nodes no one stores */
-          for (int q = n->id; q >= 0; q--) {
-            if (!in[q]) continue;
-            const Node *m = g->nodes[q];
-            for (int kk = 0; kk < m->nin; kk++) {
-              const Node *x = m->in[kk];
-              if (in[x->id] || op_info[x->op].cls == OPC_LEAF || x->op == OP_INPUT) continue;
-              if (s.group_of[x->id] < 0) {
-                in[x->id] = true;
-                continue;
-              }
-              if (x == g->output) continue;
-              bool all_in = true;
-              for (int u = 0; u < nusers[x->id]; u++) all_in &= in[users[x->id][u]];
-              if (!all_in || np >= 16) continue;
-              in[x->id] = true;
-              producers[np++] = x->id;
-              grew = true;
+        int producers[16], level[16], np = 0, nlev = 0;
+        int vp[2][16], vl[2][16], vn[2], vlev[2];
+        for (int v = 0; v < 2; v++) vn[v] = cut_cone(&s, n, users, nusers, v == 1, vp[v], vl[v], &vlev[v]);
+        /* absorb level by level, with and without products that feed a
+           product directly (one kernel cannot compute both): the cheapest */
+        int saved[16], best_lev = -1, best_v = 0, ng = -1;
+        double best_t = INFINITY;
+        for (int v = 0; v < 2; v++) {
+          if (vn[v] < 2 || (v == 1 && vn[1] == vn[0])) continue; /* one producer: a plain fuse does it */
+          np = vn[v];
+          memcpy(producers, vp[v], sizeof producers);
+          memcpy(level, vl[v], sizeof level);
+          nlev = vlev[v];
+          for (int q = 0; q < np; q++) saved[q] = s.group_of[producers[q]];
+          for (int L = 0; L < nlev; L++) {
+            int na = 0;
+            for (int q = 0; q < np; q++)
+              if (level[q] <= L) group_remove(&s, g->nodes[producers[q]]), na++;
+            if (na < 2 && L + 1 < nlev) {
+              for (int q = 0; q < np; q++)
+                if (level[q] <= L) group_add(&s, saved[q], g->nodes[producers[q]]);
+              continue;
             }
+            ng = group_new(&s, n);
+            double t = plan_cost(&s, &ok);
+            stats->moves_tried++;
+            if (getenv("TS_SEARCH_TRACE"))
+              fprintf(stderr, "cut %%%d (%s) absorbing %d: %g -> %g\n", n->id, op_info[n->op].name, na, cur, t);
+            {
+              char what[96];
+              snprintf(what, sizeof what, "after storing %%%d (%s) with %d product%s and reduction%s fused in", n->id,
+                       op_info[n->op].name, na, na == 1 ? "" : "s", na == 1 ? "" : "s");
+              note_cand(&s, t, what);
+            }
+            if (t < best_t) best_t = t, best_lev = L, best_v = v;
+            group_remove(&s, n);
+            s.groups.data[ng].alive = false;
+            for (int q = 0; q < np; q++)
+              if (level[q] <= L) group_add(&s, saved[q], g->nodes[producers[q]]);
           }
         }
-        if (np < 2) continue; /* one producer: a plain fuse does it */
-        int saved[16];
-        for (int q = 0; q < np; q++) saved[q] = s.group_of[producers[q]], group_remove(&s, g->nodes[producers[q]]);
-        int ng = group_new(&s, n);
-        double t = plan_cost(&s, &ok);
-        stats->moves_tried++;
-        if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "cut %%%d (%s) absorbing %d: %g -> %g\n", n->id, op_info[n->op].name, np, cur, t);
-        {
-          char what[96];
-          snprintf(what, sizeof what, "after storing %%%d (%s) with %d product%s and reduction%s fused in", n->id,
-                   op_info[n->op].name, np, np == 1 ? "" : "s", np == 1 ? "" : "s");
-          note_cand(&s, t, what);
-        }
-        if (t < cur * (1 - 1e-9)) {
-          cur = t;
+        np = vn[best_v];
+        memcpy(producers, vp[best_v], sizeof producers);
+        memcpy(level, vl[best_v], sizeof level);
+        if (best_lev >= 0 && best_t < cur * (1 - 1e-9)) {
+          for (int q = 0; q < np; q++)
+            if (level[q] <= best_lev) group_remove(&s, g->nodes[producers[q]]);
+          group_new(&s, n);
+          cur = best_t;
           improved = true;
           stats->moves_taken++;
           vec_push(s.a, &stats->fused, n);
-        } else {
-          group_remove(&s, n);
-          s.groups.data[ng].alive = false;
-          for (int q = 0; q < np; q++) group_add(&s, saved[q], g->nodes[producers[q]]);
         }
       }
     }

@@ -48,6 +48,9 @@ typedef struct RewriteInfo {
   double seconds;
 } RewriteInfo;
 Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *info);
+/* The same without the rules of one family (verify: "identity", whose x/1
+   and x*1 fire on a size-derived constant only at some sizes). */
+Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info);
 
 /* Search a plan for g at storage type dt. */
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats);
