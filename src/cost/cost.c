@@ -18,6 +18,7 @@
 #define MEM_EFF 0.88
 #define TC_EFF 0.80
 #define MISS_RATE 0.15
+#define OVERLAP_EXPOSED 0.5
 
 static const Gpu gpus[GPU_COUNT] = {
 #define X(id, nm, sms_, bw_, tc_, fp_, sfu_, ghz, smem_, regs_, thr, l2_, launch_) \
@@ -249,9 +250,19 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   double waves = ceil(blocks / slots), tail = blocks >= slots ? (blocks / slots) / waves : 1;
   out->waves_eff = tail * fill;
   out->mem_s = out->hbm / (gpu->bw * MEM_EFF * fmin(1, 2 * fill));
-  out->compute_s = (out->tc_flops / (gpu->tc * TC_EFF * tile_eff(a.tile_area)) + out->fp_flops / gpu->fp +
-                    out->sfu_ops / gpu->sfu) / fill * spill;
+  /* tensor-core products run asynchronously to the CUDA cores and SFUs
+     (wgmma; other warps): half of the smaller of the two is exposed (a
+     guess until the calibration run measures it) */
+  double tc_s = out->tc_flops / (gpu->tc * TC_EFF * tile_eff(a.tile_area));
+  double cu_s = out->fp_flops / gpu->fp + out->sfu_ops / gpu->sfu;
+  out->compute_s = (fmax(tc_s, cu_s) + OVERLAP_EXPOSED * fmin(tc_s, cu_s)) / fill * spill;
   out->seconds = fmax(out->mem_s, out->compute_s) / tail + gpu->launch;
+  /* a compute-bound block stores its tile after its main loop: the store
+     overlaps only the other resident blocks' work, so about 1/per_sm of
+     the stores' time is exposed (a temporary written by a product is not
+     free) */
+  if (out->compute_s > out->mem_s)
+    out->seconds += out->stores / (gpu->bw * MEM_EFF) / per;
 }
 
 double cost_program(const TileProgram *tp, const Gpu *gpu, KernelCost *out) {

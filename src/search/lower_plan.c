@@ -523,23 +523,36 @@ static void emit_product(LP *L, const Node *mm, TBuf *acc) {
   SExpr *saved_base = L->base[red];
   int saved_nop = L->noptiles;
   if (L->pk->ax[red].role == AX_INNER) {
+    /* k1 inside the stream's loop; k where no stream loop encloses it (an
+       axis of size 1 at small sizes) */
+    TVar v = L->pk->stream >= 0 && is_body(L->cur) ? TV_K1 : TV_K;
     lp = emit(L, ST_LOOP);
-    lp->var = TV_K1;
+    lp->var = v;
     lp->lo = I(L, 0);
     lp->hi = I(L, cdiv(L->pk->ax[red].size, L->pk->ax[red].tile));
     lp->stages = L->pk->stages ? L->pk->stages : 2;
-    L->base[red] = IX(L, IX_MUL, sx_var(L->a, TV_K1), I(L, L->pk->ax[red].tile));
+    L->base[red] = IX(L, IX_MUL, sx_var(L->a, v), I(L, L->pk->ax[red].tile));
     L->target = &lp->body;
+  }
+  /* tiles made inside the inner loop hold its last chunk only: not
+     reusable after it (nor by a second inner loop) */
+  TBuf **kept = NULL;
+  if (lp) {
+    kept = arena_alloc(L->a, sizeof(TBuf *) * (size_t)L->nn);
+    memcpy(kept, L->tile, sizeof(TBuf *) * (size_t)L->nn);
   }
   bool ta, tb;
   TBuf *A = operand_tile(L, mm, 0, &ta), *B = operand_tile(L, mm, 1, &tb);
-  if (!A || !B) return;
-  Stmt *g = emit(L, ST_GEMM);
-  g->dst = acc, g->a = A, g->b = B, g->trans_a = ta, g->trans_b = tb;
+  if (A && B) {
+    Stmt *g = emit(L, ST_GEMM);
+    g->dst = acc, g->a = A, g->b = B, g->trans_a = ta, g->trans_b = tb;
+  }
   if (lp) {
     L->target = saved;
     L->base[red] = saved_base;
-    L->noptiles = saved_nop; /* tiles of the inner loop are not reusable outside it */
+    L->noptiles = saved_nop;
+    for (int i = 0; i < L->nn; i++)
+      if (L->tile[i] != kept[i] && L->tile[i] != acc) L->tile[i] = kept[i];
   }
 }
 
