@@ -16,7 +16,7 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined -DTS_DEBUG
 ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o
 
-.PHONY: all test requirements unit golden crosscheck rules asan asan-test fuzz fuzz-run bench clean update-golden
+.PHONY: all test requirements unit structures golden crosscheck rules asan asan-test fuzz fuzz-run bench clean update-golden
 
 all: tilesmith
 
@@ -41,6 +41,10 @@ build/asan/prelude.o: build/prelude.c
 
 build/unit: $(UNIT) $(OBJS) tests/unit/unit.h tests/rules/planted.def
 	$(CC) $(WARN) $(DEFS) $(CFLAGS) -o $@ $(UNIT) $(OBJS) $(LDLIBS)
+
+# The structures the search must find (tests/search/structures.c).
+build/structures: tests/search/structures.c $(OBJS)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
 
 # The rule checks (tests/rules): every rewrite rule proven with Z3 (the only
 # program linked with libz3; tilesmith itself does not depend on it) and
@@ -72,6 +76,9 @@ fuzz: build/fuzz/fuzz_front
 unit: build/unit
 	build/unit
 
+structures: build/structures
+	build/structures
+
 golden: tilesmith
 	tests/golden.sh ./tilesmith
 
@@ -98,7 +105,7 @@ requirements:
 	@tests/run.sh --requirements
 
 test: requirements
-	@$(MAKE) --no-print-directory all build/unit build/prove_rules build/rewrite_examples asan fuzz
+	@$(MAKE) --no-print-directory all build/unit build/structures build/prove_rules build/rewrite_examples asan fuzz
 	tests/run.sh $(FUZZ_SECONDS)
 
 bench: tilesmith

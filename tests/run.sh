@@ -76,6 +76,7 @@ suite() { # name command...
 }
 
 suite unit build/unit
+suite structures build/structures
 suite golden tests/golden.sh ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith

@@ -98,7 +98,18 @@ static double buf_elems(const TBuf *b) {
 
 /* the mean trip count of a loop over the kernel's blocks (sampled: at most
    4096 blocks, evenly spaced) with outer loop variables at 0 */
+static void reads_var(const SExpr *e, void *ud) {
+  if (e->kind == SX_VAR) *(bool *)ud = true;
+}
+
 static double mean_trips(const Kernel *k, const Stmt *lp) {
+  bool var = false;
+  sexpr_walk(lp->lo, reads_var, &var);
+  sexpr_walk(lp->hi, reads_var, &var);
+  int64_t lo0, hi0, none[TV_COUNT] = {0};
+  if (!var) /* constant bounds: one evaluation */
+    return sexpr_eval_index(lp->lo, none, &lo0) && sexpr_eval_index(lp->hi, none, &hi0) && hi0 > lo0
+               ? (double)(hi0 - lo0) : 0;
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
   int64_t n = blocks > 4096 ? 4096 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
   if (step < 1) step = 1;

@@ -1257,12 +1257,36 @@ static bool lower_fused(LP *L) {
 
 /* ---- the program ---- */
 
+/* The stored nodes a kernel may read or writes: its outputs and, below
+   them through nodes it recomputes, the first stored ones (pricing needs
+   no other globals; naming hundreds per candidate was the search's cost). */
+static void touched(const Plan *p, const Node *n, bool top, bool *need) {
+  if (need[n->id] || n->op == OP_INPUT) return;
+  bool stored = p->kernel_of[n->id] >= 0;
+  if (stored) need[n->id] = true;
+  if (stored && !top) {
+    bool mine = false;
+    for (int k = 0; k < p->kernels.len; k++)
+      for (int o = 0; o < p->kernels.data[k]->outs.len; o++) mine |= p->kernels.data[k]->outs.data[o] == n;
+    if (!mine) return;
+  }
+  if (!stored) need[n->id] = true; /* visited */
+  for (int i = 0; i < n->nin; i++) touched(p, n->in[i], false, need);
+}
+
 TileProgram *tile_lower_plan(Plan *p) {
   Graph *g = p->g;
   TileProgram *tp = tile_program_new(g, p->dtype);
+  bool *need = NULL;
+  if (p->pricing) {
+    need = arena_alloc(g->ctx->arena, (size_t)g->nnodes);
+    for (int k = 0; k < p->kernels.len; k++)
+      for (int o = 0; o < p->kernels.data[k]->outs.len; o++) touched(p, p->kernels.data[k]->outs.data[o], true, need);
+  }
   for (int i = 0; i < g->nnodes; i++) {
     const Node *n = g->nodes[i];
     if (n->op == OP_INPUT || n == g->output || p->kernel_of[n->id] < 0) continue;
+    if (need && !need[n->id]) continue;
     tp->of_node[n->id] = tile_global_buf(tp, n, arena_printf(g->ctx->arena, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
   }
   tile_program_output(tp);

@@ -121,6 +121,7 @@ typedef struct Plan {
   DType dtype;
   VEC(PKernel *) kernels;
   int *kernel_of;      /* per node id: the kernel that stores it (-1: an input or computed nowhere) */
+  bool pricing;        /* one kernel lowered to be priced: globals only for what it touches */
 } Plan;
 
 /* The naive plan: one kernel per materialized node, as lower.c lowers it. */

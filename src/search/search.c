@@ -223,6 +223,7 @@ static double price(S *s, Plan *p, PKernel *k) {
   Plan one = *p;
   one.kernels.data = &k;
   one.kernels.len = one.kernels.cap = 1;
+  one.pricing = true;
   TileProgram *tp = tile_lower_plan(&one);
   if (!tp || !tile_check(tp, NULL)) return INFINITY;
   return cost_program(tp, s->gpu, NULL); /* with a split stream: its combine kernel too */
@@ -248,6 +249,7 @@ static double price_naive(S *s, Plan *p, PKernel *k) {
   Plan one = *p;
   one.kernels.data = &k;
   one.kernels.len = one.kernels.cap = 1;
+  one.pricing = true;
   TileProgram *tp = tile_lower_plan(&one);
   k->naive = was;
   if (!tp || !tile_check(tp, NULL)) return INFINITY;

@@ -289,6 +289,38 @@ static DType storage_of(const TileProgram *tp, const Node *n) {
 
 /* A global's name: the parameter's name, unless it would clash with a name
    the emitted code uses (index variables, modules, other globals). */
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+/* Is the hash of a global's name recorded?  (with add: record it) */
+static bool name_seen(TileProgram *tp, uint64_t h, bool add) {
+  Arena *a = tp->g->ctx->arena;
+  if (add && 2 * (tp->globals.len + 1) >= tp->name_cap) {
+    int cap = tp->name_cap ? tp->name_cap * 2 : 64;
+    uint64_t *t = arena_alloc(a, sizeof(uint64_t) * (size_t)cap);
+    for (int i = 0; i < tp->name_cap; i++)
+      if (tp->name_hash[i])
+        for (int j = (int)(tp->name_hash[i] % (uint64_t)cap);; j = (j + 1) % cap)
+          if (!t[j]) {
+            t[j] = tp->name_hash[i];
+            break;
+          }
+    tp->name_hash = t;
+    tp->name_cap = cap;
+  }
+  if (!tp->name_cap) return false;
+  for (int j = (int)(h % (uint64_t)tp->name_cap);; j = (j + 1) % tp->name_cap) {
+    if (tp->name_hash[j] == h) return true;
+    if (!tp->name_hash[j]) {
+      if (add) tp->name_hash[j] = h;
+      return false;
+    }
+  }
+}
+
 static const char *unique_name(TileProgram *tp, const char *want) {
   static const char *reserved[] = {"bx", "by", "bz", "i", "j", "k", "k1", "k2", "T", "tl", "tilelang", "triton",
                                    "torch", "run", "reference", "main", "kernel", "math"};
@@ -296,8 +328,13 @@ static const char *unique_name(TileProgram *tp, const char *want) {
   for (int attempt = 1;; attempt++) {
     bool clash = false;
     for (size_t r = 0; r < sizeof reserved / sizeof reserved[0]; r++) clash |= !strcmp(name, reserved[r]);
-    for (int g = 0; g < tp->globals.len; g++) clash |= !strcmp(name, tp->globals.data[g]->name);
-    if (!clash) return name;
+    /* a name whose hash no global has is new; otherwise compare */
+    if (!clash && name_seen(tp, name_hash(name), false))
+      for (int g = 0; g < tp->globals.len && !clash; g++) clash = !strcmp(name, tp->globals.data[g]->name);
+    if (!clash) {
+      name_seen(tp, name_hash(name), true);
+      return name;
+    }
     name = arena_printf(tp->g->ctx->arena, "%s_%d", want, attempt);
   }
 }

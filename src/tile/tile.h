@@ -155,6 +155,8 @@ typedef struct TileProgram {
   VEC(Kernel *) kernels;
   TBuf **of_node;       /* per graph node id: its global buffer, or NULL */
   TBuf *output;
+  uint64_t *name_hash;  /* the globals' names hashed (open addressing, 0 empty): unique_name's fast path */
+  int name_cap;
 } TileProgram;
 
 /* The naive lowering (lower.c): one kernel per chain of elementwise and

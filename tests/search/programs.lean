@@ -1,0 +1,53 @@
+import Tilesmith
+open Tilesmith
+
+/-! Programs that are not in examples/: the search must find their fused
+forms by the same reasoning (tests/search/check_structures.py). -/
+
+/-- Layer norm then a linear layer. -/
+def lnLinear (M K N : Nat) (x : Tensor [M, K]) (w b : Param [K]) (W : Param [K, N]) : Tensor [M, N] :=
+  layernorm x w b ⬝ W
+
+/-- Attention with an additive bias on the scores. -/
+def biasedAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (bias : Tensor [N, N]) :
+    Tensor [B, H, N, D] :=
+  softmax ((q ⬝ kᵀ) / sqrt D + bias) ⬝ v
+
+/-- Attention with a temperature applied after the max is subtracted
+(written out, not through softmax). -/
+def tempAttention (B N D : Nat) (q k v : Tensor [B, N, D]) : Tensor [B, N, D] :=
+  let s := q ⬝ kᵀ
+  let e := exp ((s - amax s) * 0.125)
+  (e ⬝ v) / sum e
+
+/-- Causal attention with a key-padding window written with min. -/
+def prefixAttention (B N D P : Nat) (q k v : Tensor [B, N, D]) : Tensor [B, N, D] :=
+  let i := reshape (iota N) [N, 1]
+  let j := reshape (iota N) [1, N]
+  let s := select (j < P) ((q ⬝ kᵀ) / sqrt D) neginf
+  softmax s ⬝ v
+
+/-- A row-wise log-softmax. -/
+def rowLogSoftmax (M N : Nat) (x : Tensor [M, N]) : Tensor [M, N] :=
+  logSoftmax x
+
+/-- Two products summed: `a ⬝ W1 + b ⬝ W2`. -/
+def twoProducts (M K N : Nat) (a b : Tensor [M, K]) (W1 W2 : Param [K, N]) : Tensor [M, N] :=
+  a ⬝ W1 + b ⬝ W2
+
+/-- A plain square matrix product (no split: the grid fills the GPU). -/
+def squareMatmul (M : Nat) (a b : Tensor [M, M]) : Tensor [M, M] :=
+  a ⬝ b
+
+/-- RMS-normalized then gated: `rmsnorm x g * sigmoid (x ⬝ Wg)`. -/
+def gatedNorm (M D : Nat) (x : Tensor [M, D]) (g : Param [D]) (Wg : Param [D, D]) : Tensor [M, D] :=
+  rmsnorm x g * sigmoid (x ⬝ Wg)
+
+def ln_linear_big := lnLinear 8192 4096 4096
+def biased_attention_big := biasedAttention 2 8 2048 64
+def temp_attention_big := tempAttention 8 2048 64
+def prefix_attention_big := prefixAttention 4 2048 64 1000
+def log_softmax_big := rowLogSoftmax 8192 8192
+def two_products_big := twoProducts 4096 4096 4096
+def square_matmul_big := squareMatmul 8192
+def gated_norm_big := gatedNorm 4096 2048

@@ -1,0 +1,255 @@
+/*
+ * structures.c: the search must find the IO-aware structures of the field
+ * by itself, from programs as written (examples/ and the held-out
+ * tests/search/programs.lean, which no rule or cost term was tuned on).
+ *
+ * Each check runs the pipeline `opt` runs (equality saturation, the plan
+ * search at the entry's sizes, the plan lowering) and asserts a property
+ * of the tile program that comes out: how many kernels, which global
+ * buffers exist (no N×N scores, no [M, V] logits), loop bounds that depend
+ * on the block index (causal and window skipping), a specialized `if`
+ * (masking on diagonal tiles only), a combine kernel exactly when a split
+ * pays (an under-filled grid) and never for a square product that fills
+ * the GPU.  It also times each search (at most 10 s) and runs it twice to
+ * see the same program printed (determinism).
+ *
+ * usage: build/structures [ROOT]   (ROOT: the repository, default ".")
+ * Prints one line per check and "N passed, M failed"; exit 1 on a failure.
+ */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../src/front/front.h"
+#include "../../src/search/search.h"
+#include "../../src/tile/tile.h"
+
+static const char *root = ".";
+static int npass, nfail;
+
+typedef struct Run {
+  Arena *a;
+  Ctx c;
+  jmp_buf jb;
+  Program prog;
+  TileProgram *tp;
+  char printed[1 << 16]; /* the start of the tile program's printout */
+  double seconds;        /* rewrite + search + lowering */
+} Run;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The program opt emits for entry of file (relative to root); NULL on any error. */
+static TileProgram *compile(Run *r, const char *file, const char *entry) {
+  memset(r, 0, sizeof *r);
+  r->a = arena_new();
+  ctx_init(&r->c, r->a, stderr);
+  r->c.unwind = &r->jb;
+  char path[1024], err[512];
+  snprintf(path, sizeof path, "%s/%s", root, file);
+  SrcFile *f = src_load(r->a, path, err, sizeof err);
+  if (!f) {
+    fprintf(stderr, "%s\n", err);
+    return NULL;
+  }
+  if (setjmp(r->jb)) return NULL;
+  front_load(&r->c, &r->prog, f);
+  Graph *g = elab_entry(&r->c, &r->prog, entry, (Pos){0}, NULL, 0);
+  SizeArg bind[32];
+  int nb = elab_entry_nats(&r->c, &r->prog, entry, bind, 32);
+  double t0 = now();
+  Graph *rw = search_rewrite(g, bind, nb, NULL);
+  SearchStats st;
+  Plan *p = plan_search(rw, DT_BF16, NULL, &st);
+  r->tp = tile_lower_plan(p);
+  r->seconds = now() - t0;
+  if (!r->tp || !tile_check(r->tp, stderr)) return r->tp = NULL;
+  FILE *m = fmemopen(r->printed, sizeof r->printed - 1, "w");
+  if (m) {
+    tile_print(m, r->tp);
+    fclose(m);
+  }
+  return r->tp;
+}
+
+static void done(Run *r) { arena_free(r->a); }
+
+static void check(bool ok, const char *file, const char *entry, const char *what) {
+  printf("%s %s %s: %s\n", ok ? "ok  " : "FAIL", file, entry, what);
+  ok ? npass++ : nfail++;
+}
+
+/* ---- properties of a tile program ---- */
+
+static int kernels(const TileProgram *tp) { return tp->kernels.len; }
+
+static int kernels_of(const TileProgram *tp, KernelKind kind) {
+  int n = 0;
+  for (int i = 0; i < tp->kernels.len; i++) n += tp->kernels.data[i]->kind == kind;
+  return n;
+}
+
+/* A temporary or scratch global with a dimension named a and another named
+   b (b NULL: any other dimension), by the program's own size names. */
+static bool same_sym(const Dim *d, const char *s) { return d->sym && !strcmp(d->sym, s); }
+
+static bool temp_with_dims(const TileProgram *tp, const char *a, const char *b) {
+  for (int i = 0; i < tp->globals.len; i++) {
+    const TBuf *t = tp->globals.data[i];
+    if (t->role != GB_TEMP && t->role != GB_SCRATCH) continue;
+    for (int x = 0; x < t->shape.rank; x++)
+      for (int y = 0; y < t->shape.rank; y++)
+        if (x != y && same_sym(&t->shape.d[x], a) && (!b || same_sym(&t->shape.d[y], b))) return true;
+    if (!b)
+      for (int x = 0; x < t->shape.rank; x++) if (same_sym(&t->shape.d[x], a)) return true;
+  }
+  return false;
+}
+
+static void uses_block(const SExpr *e, void *ud) {
+  if (e->kind == SX_VAR && (e->var == TV_BX || e->var == TV_BY || e->var == TV_BZ)) *(bool *)ud = true;
+}
+
+typedef struct LoopScan {
+  bool lo_block, hi_block; /* some loop's lower / upper bound reads a block index */
+  bool specialize;         /* a specialized if */
+} LoopScan;
+
+static bool scan_stmt(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  LoopScan *ls = ud;
+  if (s->kind == ST_LOOP) {
+    bool lo = false, hi = false;
+    sexpr_walk(s->lo, uses_block, &lo);
+    sexpr_walk(s->hi, uses_block, &hi);
+    ls->lo_block |= lo;
+    ls->hi_block |= hi;
+  }
+  if (s->kind == ST_IF && s->specialize) ls->specialize = true;
+  return true;
+}
+
+static LoopScan scan(const TileProgram *tp) {
+  LoopScan ls = {0};
+  for (int i = 0; i < tp->kernels.len; i++) tile_walk(&tp->kernels.data[i]->body, scan_stmt, &ls);
+  return ls;
+}
+
+static bool has_loop(const TileProgram *tp) { return kernel_has(tp->kernels.data[0], ST_LOOP); }
+
+/* ---- the checks ---- */
+
+typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST } Want;
+
+typedef struct Case {
+  const char *file, *entry;
+  Want want;
+  const char *da, *db; /* NO_BUFFER, ONE_KERNEL_STREAMED: the forbidden dimensions (by size name) */
+  int most;            /* KERNELS_AT_MOST */
+  const char *what;
+} Case;
+
+static const Case cases[] = {
+    /* attention: one kernel, a key loop, no N×N buffer */
+    {"examples/attention.lean", "attention_4k", ONE_KERNEL_STREAMED, "N", "N", 0, "attention: one kernel over key tiles"},
+    {"examples/attention.lean", "attention_4k", NO_BUFFER, "N", "N", 0, "attention: no N×N global buffer"},
+    {"examples/attention.lean", "attention_b1_n16k", NO_BUFFER, "N", "N", 0, "attention at 16k: no N×N buffer"},
+    {"tests/search/programs.lean", "biased_attention_big", ONE_KERNEL_STREAMED, "N", "N", 0,
+     "held-out: attention with an additive score bias"},
+    {"tests/search/programs.lean", "temp_attention_big", ONE_KERNEL_STREAMED, "N", "N", 0,
+     "held-out: softmax written out with a temperature"},
+    {"tests/search/programs.lean", "prefix_attention_big", ONE_KERNEL_STREAMED, "N", "N", 0,
+     "held-out: attention over a key prefix"},
+    /* causal: the key loop's bound follows the query block; masking on diagonal tiles only */
+    {"examples/causal_attention.lean", "causal_attention_4k", CAUSAL, NULL, NULL, 0,
+     "causal: one kernel, key loop bounded by the query block, mask specialized"},
+    {"examples/causal_attention.lean", "causal_attention_b1_n16k", CAUSAL, NULL, NULL, 0, "causal at 16k"},
+    /* sliding window: both bounds follow the query block */
+    {"examples/softcap_window_attention.lean", "softcap_window_attention_4k", WINDOW, NULL, NULL, 0,
+     "window: one kernel, key loop over the window (both bounds)"},
+    /* GQA decode at long context: split keys + combine */
+    {"examples/gqa_decode.lean", "gqa_decode_b1", SPLIT, NULL, NULL, 0, "GQA decode: keys split across blocks + combine"},
+    {"examples/gqa_decode.lean", "gqa_decode_b1", NO_BUFFER, "S", NULL, 0, "GQA decode: no buffer along the keys"},
+    /* RMSNorm -> matmul: one kernel */
+    {"examples/rmsnorm_matmul.lean", "rmsnorm_matmul_16k", KERNELS_AT_MOST, NULL, NULL, 1, "RMSNorm -> matmul: one kernel"},
+    /* rows: one kernel */
+    {"examples/softmax.lean", "softmax_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "softmax rows: one kernel"},
+    {"examples/layernorm.lean", "layernorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "layer norm rows: one kernel"},
+    {"examples/rmsnorm.lean", "rmsnorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "RMSNorm rows: one kernel"},
+    {"tests/search/programs.lean", "log_softmax_big", KERNELS_AT_MOST, NULL, NULL, 1, "held-out: log-softmax rows: one kernel"},
+    {"tests/search/programs.lean", "two_products_big", KERNELS_AT_MOST, NULL, NULL, 1,
+     "held-out: a⬝W1 + b⬝W2 in one kernel"},
+    /* split-K exactly when the grid under-fills */
+    {"examples/matmul_large_k.lean", "matmul_256_k131072", SPLIT, NULL, NULL, 0, "256×131072×256: split-K + combine"},
+    {"examples/matmul_large_k.lean", "matmul_16_k32768", SPLIT, NULL, NULL, 0, "16-row product, K 32768: split-K"},
+    {"tests/search/programs.lean", "square_matmul_big", NO_SPLIT, NULL, NULL, 0, "8192² product fills the GPU: no split"},
+    /* SwiGLU: gate and up in one kernel */
+    {"examples/swiglu_mlp.lean", "swiglu_mlp_8k", KERNELS_AT_MOST, NULL, NULL, 2,
+     "SwiGLU: gate and up projections with SiLU·mul in one kernel, then down"},
+    /* linear cross-entropy: logits never written */
+    {"examples/linear_cross_entropy.lean", "linear_cross_entropy_8k", NO_BUFFER, "M", "V", 0,
+     "linear cross-entropy: no [M, V] logits buffer"},
+    /* the block: attention inside fuses (no N×N buffer), far fewer kernels than naive */
+    {"examples/transformer_block.lean", "transformer_block_b4_n2048", NO_BUFFER, "N", "N", 0,
+     "transformer block: no N×N buffer"},
+    {"examples/transformer_block.lean", "transformer_block_b4_n2048", KERNELS_AT_MOST, NULL, NULL, 10,
+     "transformer block: at most 10 kernels"},
+};
+
+static void run_case(const Case *c) {
+  Run r;
+  TileProgram *tp = compile(&r, c->file, c->entry);
+  if (!tp) {
+    check(false, c->file, c->entry, "the pipeline failed");
+    done(&r);
+    return;
+  }
+  bool ok = false;
+  LoopScan ls = scan(tp);
+  switch (c->want) {
+  case ONE_KERNEL_STREAMED: ok = kernels(tp) == 1 && has_loop(tp) && !temp_with_dims(tp, c->da, c->db); break;
+  case CAUSAL: ok = kernels(tp) == 1 && ls.hi_block && ls.specialize; break;
+  case WINDOW: ok = kernels(tp) == 1 && ls.lo_block && ls.hi_block; break;
+  case SPLIT: ok = kernels_of(tp, KERNEL_COMBINE) >= 1; break;
+  case NO_SPLIT: ok = kernels_of(tp, KERNEL_COMBINE) == 0; break;
+  case NO_BUFFER: ok = !temp_with_dims(tp, c->da, c->db); break;
+  case KERNELS_AT_MOST: ok = kernels(tp) <= c->most; break;
+  }
+  char what[300];
+  snprintf(what, sizeof what, "%s (%d kernel%s)", c->what, kernels(tp), kernels(tp) == 1 ? "" : "s");
+  check(ok, c->file, c->entry, what);
+  done(&r);
+}
+
+/* Every example entry: searched in at most 10 s, twice to the same program. */
+static void run_timing(const char *file, const char *entry) {
+  Run r1, r2;
+  TileProgram *a = compile(&r1, file, entry);
+  TileProgram *b = a ? compile(&r2, file, entry) : NULL;
+  char what[200];
+  snprintf(what, sizeof what, "searched in %.2f s (at most 10), the same program twice", r1.seconds);
+  check(a && b && r1.seconds <= 10 && r2.seconds <= 10 && !strcmp(r1.printed, r2.printed), file, entry, what);
+  done(&r1);
+  if (a) done(&r2);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) root = argv[1];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+  static const char *timed[][2] = {
+      {"examples/transformer_lm.lean", "lm_medium"},
+      {"examples/transformer_block.lean", "transformer_block_b4_n2048"},
+      {"examples/mlp_classifier.lean", "mlp_digits_wide_deep"},
+      {"examples/linear_cross_entropy.lean", "linear_cross_entropy_8k"},
+      {"examples/causal_attention.lean", "causal_attention_4k"},
+  };
+  for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) run_timing(timed[i][0], timed[i][1]);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}
