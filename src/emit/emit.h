@@ -80,8 +80,9 @@ struct Emit {
   const Kernel *k;          /* the kernel being written */
   int64_t blk[2];           /* the block shape of the statement being written (Triton) */
   const TBuf *staged[16];   /* fragments read through a shared copy (TileLang) */
+  int stage_from[16];       /* ... by the top-level statements after this index */
   int nstaged;
-  bool staging;             /* ... in the statements being written */
+  int top;                  /* the index of the top-level statement being written */
   bool failed;
   char err[512];
 };

@@ -111,19 +111,19 @@ static void tl_load(Emit *e, const SExpr *x) {
 
 static void tl_tile(Emit *e, const SExpr *x) {
   bool staged = false;
-  for (int i = 0; e->staging && i < e->nstaged; i++) staged |= e->staged[i] == x->buf;
+  for (int i = 0; i < e->nstaged; i++) staged |= e->staged[i] == x->buf && e->top > e->stage_from[i];
   emit_printf(e, "%s%s", x->buf->name, staged ? "_s" : "");
   tl_index(e, x);
 }
 
-/* The epilogue's row statistics through shared memory.  A rank-1 fragment
-   reduced from a tile whose layout no gemm fixes (FlashNorm's sum of
-   squares of the A tile) gets a layout that TileLang 0.1.15 cannot
-   reconcile with the gemm accumulator the epilogue reads beside it ("no
-   available layout found"); a shared copy decouples the two.  Done for
-   every reduced rank-1 fragment read after the kernel's last loop. */
-typedef struct Stage { Emit *e; bool after; } Stage;
-
+/* Row statistics through shared memory.  A rank-1 fragment reduced from a
+   tile whose layout no gemm fixes (FlashNorm's sum of squares of the A
+   tile) gets a layout that TileLang 0.1.15 cannot reconcile with a gemm
+   accumulator read beside it ("no available layout found"); a shared copy
+   decouples the two.  Staged: every reduced rank-1 fragment read after the
+   kernel's last loop (copied there), and every one reduced once by a
+   top-level statement before a loop that reads it (copied right after the
+   reduction). */
 static void stage_read(const SExpr *x, void *ud) {
   Emit *e = ud;
   if (x->kind != SX_TILE || x->buf->scope != SCOPE_FRAGMENT || x->buf->shape.rank != 1) return;
@@ -134,6 +134,21 @@ static void stage_read(const SExpr *x, void *ud) {
 
 static void stage_reads(const SExpr *x, void *ud) { sexpr_walk(x, stage_read, ud); }
 
+static bool stage_reads_stmt(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  if (s->kind == ST_MAP || s->kind == ST_STORE) stmt_exprs(s, stage_reads, ud);
+  return true;
+}
+
+typedef struct Writes { const TBuf *b; int n; } Writes;
+
+static bool count_writes(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Writes *w = ud;
+  if ((s->kind == ST_REDUCE || s->kind == ST_MAP || s->kind == ST_FILL || s->kind == ST_GEMM) && s->dst == w->b) w->n++;
+  return true;
+}
+
 static bool reduced_into(const Stmt *s, int depth, void *ud) {
   (void)depth;
   const TBuf **b = ud;
@@ -141,20 +156,35 @@ static bool reduced_into(const Stmt *s, int depth, void *ud) {
   return *b != NULL;
 }
 
-static void find_staged(Emit *e, const Kernel *k, int after) {
+static void find_staged(Emit *e, const Kernel *k, int last) {
   e->nstaged = 0;
-  for (int i = after; i < k->body.len; i++) {
-    const Stmt *s = k->body.data[i];
-    if (s->kind == ST_MAP || s->kind == ST_STORE) stmt_exprs(s, stage_reads, e);
-  }
-  /* keep the reduction results only */
+  /* read after the last loop */
+  if (last >= 0)
+    for (int i = last + 1; i < k->body.len; i++) stage_reads_stmt(k->body.data[i], 0, e);
   int n = 0;
   for (int i = 0; i < e->nstaged; i++) {
     const TBuf *b = e->staged[i], *probe = b;
     tile_walk(&k->body, reduced_into, &probe);
-    if (!probe) e->staged[n++] = b;
+    if (!probe) e->stage_from[n] = last, e->staged[n++] = b;
   }
   e->nstaged = n;
+  /* reduced once at the top level, read inside a later loop */
+  for (int r = 0; r < k->body.len; r++) {
+    const Stmt *s = k->body.data[r];
+    if (s->kind != ST_REDUCE || s->dst->scope != SCOPE_FRAGMENT || s->dst->shape.rank != 1) continue;
+    bool have = false;
+    for (int i = 0; i < e->nstaged; i++) have |= e->staged[i] == s->dst;
+    Writes w = {s->dst, 0};
+    tile_walk(&k->body, count_writes, &w);
+    if (have || w.n != 1 || e->nstaged >= 16) continue;
+    Emit probe = *e;
+    probe.nstaged = 0;
+    for (int i = r + 1; i < k->body.len; i++)
+      if (k->body.data[i]->kind == ST_LOOP) tile_walk(&k->body.data[i]->body, stage_reads_stmt, &probe);
+    bool read = false;
+    for (int i = 0; i < probe.nstaged; i++) read |= probe.staged[i] == s->dst;
+    if (read) e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = s->dst;
+  }
 }
 
 static void tl_imports(Emit *e) {
@@ -372,20 +402,21 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   for (int i = 0; i < k->body.len; i++)
     if (k->body.data[i]->kind == ST_LOOP) last = i;
   e->nstaged = 0;
-  if (k->kind == KERNEL_FUSED && last >= 0) find_staged(e, k, last + 1);
+  if (k->kind == KERNEL_FUSED) find_staged(e, k, last);
   for (int i = 0; i < e->nstaged; i++)
     emit_printf(e, "        %s_s = T.alloc_shared((%lld,), \"%s\")\n", e->staged[i]->name,
                 (long long)e->staged[i]->shape.d[0].n, dtype_name(e->staged[i]->dtype));
   for (int i = 0; i < k->body.len; i++) {
-    if (i == last + 1 && e->nstaged) {
-      for (int q = 0; q < e->nstaged; q++)
+    /* each staged fragment is copied before the first statement that reads its copy */
+    for (int q = 0; q < e->nstaged; q++)
+      if (e->stage_from[q] == i - 1)
         emit_printf(e, "        for i in T.Parallel(%lld):\n            %s_s[i] = %s[i]\n",
                     (long long)e->staged[q]->shape.d[0].n, e->staged[q]->name, e->staged[q]->name);
-      e->staging = true;
-    }
+    e->top = i;
     tl_stmt(e, k->body.data[i], "        ");
   }
-  e->staging = false;
+  e->top = 0;
+  e->nstaged = 0;
   if (!k->body.len) emit_printf(e, "        pass\n");
 }
 
