@@ -112,8 +112,21 @@ static const char *py_reserved[] = {
     "ATOL", "gen", "PRIM_FUNCS", "TRITON_KERNELS", "TARGET", "_COMPILED", "compiled_kernel", "main", "run",
     "reference", "torch", "triton", "tl", "T", "tilelang", "i", "j", "k", "bx", "by", "bz", "_zero", "_mask"};
 
+/* s is prefix followed by one or more digits only? */
+static bool prefix_digits(const char *s, const char *prefix) {
+  size_t n = strlen(prefix);
+  if (strncmp(s, prefix, n) || !s[n]) return false;
+  for (const char *p = s + n; *p; p++)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
 static bool name_taken(Emit *e, const char *s, int upto) {
   if (is_py_keyword(s)) return true;
+  /* the kernels' coordinates and loop variables (i_8, j_1, k1) and masks (_mask_8_1) */
+  if (prefix_digits(s, "i_") || prefix_digits(s, "j_") || prefix_digits(s, "k") || !strncmp(s, "_zero_", 6) ||
+      !strncmp(s, "_mask_", 6))
+    return true;
   for (size_t r = 0; r < sizeof py_reserved / sizeof py_reserved[0]; r++)
     if (!strcmp(s, py_reserved[r])) return true;
   if (s[0] == 'v' && s[1] >= '0' && s[1] <= '9') return true; /* the reference's names */

@@ -122,7 +122,8 @@ static void tl_tile(Emit *e, const SExpr *x) {
    accumulator read beside it ("no available layout found"); a shared copy
    decouples the two.  Staged: every reduced rank-1 fragment read after the
    kernel's last loop (copied there), and every one reduced once by a
-   top-level statement before a loop that reads it (copied right after the
+   top-level statement before a loop that reads it, or in a kernel without
+   loops before a statement that reads it (copied right after the
    reduction). */
 static void stage_read(const SExpr *x, void *ud) {
   Emit *e = ud;
@@ -181,6 +182,7 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     probe.nstaged = 0;
     for (int i = r + 1; i < k->body.len; i++)
       if (k->body.data[i]->kind == ST_LOOP) tile_walk(&k->body.data[i]->body, stage_reads_stmt, &probe);
+      else if (last < 0) stage_reads_stmt(k->body.data[i], 0, &probe);
     bool read = false;
     for (int i = 0; i < probe.nstaged; i++) read |= probe.staged[i] == s->dst;
     if (read) e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = s->dst;

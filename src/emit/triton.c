@@ -163,6 +163,9 @@ static void tr_tile(Emit *e, const SExpr *x) {
     bool c = at_var(x->idx[1], TV_J) || (at_zero(x->idx[1]) && b->shape.d[1].n == 1);
     if (r && c) emit_printf(e, "%s", b->name);
     /* a [1, n] row read down a column block, or an [n, 1] column across a row */
+    /* a tile read transposed (a reduction down its columns) */
+    else if (at_var(x->idx[0], TV_J) && at_var(x->idx[1], TV_I))
+      emit_printf(e, "tl.trans(%s)", b->name);
     else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1 && at_var(x->idx[1], TV_I))
       emit_printf(e, "tl.reshape(%s, (%lld, 1))", b->name, (long long)b->shape.d[1].n);
     else if (at_zero(x->idx[1]) && b->shape.d[1].n == 1 && at_var(x->idx[0], TV_J))

@@ -95,6 +95,7 @@ bool plan_axes(Plan *p, PKernel *k) {
   k->members.len = 0;
   for (int i = 0; i < nn; i++)
     if (k->member[i]) vec_push(a, &k->members, g->nodes[i]);
+  if (!k->member[k->root->id]) return fail(k, "an output that is a leaf is stored by the naive lowering", k->root);
   /* tensors in memory that two or more members read (not scalars, not index
      arithmetic) */
   int *readers = arena_alloc(a, sizeof(int) * (size_t)nn);

@@ -369,6 +369,34 @@ static void trial_free(Trial *t) {
 
 static void fmt_num(char *buf, size_t n, double v) { snprintf(buf, n, "%.6g", v); }
 
+/* Which scratch global (split partials, not a graph value) does kernel k read? */
+typedef struct ScratchRead { const TBuf *found; } ScratchRead;
+static void scratch_leaf(const SExpr *e, void *ud) {
+  ScratchRead *r = ud;
+  if (e->kind == SX_LOAD && e->buf->role == GB_SCRATCH && !r->found) r->found = e->buf;
+}
+static void scratch_expr(const SExpr *e, void *ud) { sexpr_walk(e, scratch_leaf, ud); }
+static bool scratch_stmt(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  stmt_exprs(s, scratch_expr, ud);
+  return true;
+}
+
+/* A kernel that combines partials is judged on them though they are no
+   graph value: a fault found there may lie in the kernel that wrote them. */
+static void scratch_note(const TileProgram *tp, const Kernel *k, char *buf, size_t n) {
+  ScratchRead r = {NULL};
+  tile_walk(&k->body, scratch_stmt, &r);
+  buf[0] = 0;
+  if (!r.found) return;
+  for (int i = 0; i < tp->kernels.len; i++)
+    if (store_of(tp->kernels.data[i], r.found)) {
+      snprintf(buf, n, "; it combines the partials %s that %s wrote: the fault may lie there", r.found->name,
+               tp->kernels.data[i]->name);
+      return;
+    }
+}
+
 static bool fail_at(VerifyResult *res, const Kernel *k, const Stmt *s, const TBuf *b, const Cmp *c,
                     const char *note) {
   char where[160], ix[160], g[40], w[40], tol[40], bnd[40];
@@ -464,7 +492,9 @@ static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyRe
       if (!c.ok) {
         double v;
         const Node *big = out_of_range(tp, K, n, inputs, t, &v);
-        fail_at(res, K, s, b, &c, "");
+        char note[200];
+        scratch_note(tp, K, note, sizeof note);
+        fail_at(res, K, s, b, &c, note);
         if (!big) return false;
         char msg[sizeof res->msg];
         snprintf(msg, sizeof msg, "skipped: %%%d (%s) of %s reaches %.6g in float64, beyond %s's range: the inputs are "

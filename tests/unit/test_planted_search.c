@@ -1,0 +1,227 @@
+/* test_planted_search.c: verify catches bugs planted in what the plan search
+ * emits.  The fused kernels the search finds carry streamed state across
+ * key tiles (online softmax), split a reduction across blocks with a
+ * combine kernel (split-KV, split-K), bound a loop by the mask (causal) and
+ * specialize the tiles a mask leaves whole.  Each of those is a place a
+ * lowering bug would hide: a merge that forgets to rescale, a loop that
+ * stops one tile short, a combine that drops a block's partial or its
+ * rescaling, a diagonal tile taken as unmasked.  The tile program of the
+ * real search is built here, checked to pass verify as emitted, then edited
+ * in one place per bug; verify must fail each edit, naming the kernel at
+ * fault (for a kernel that writes partials, the combine that reads them,
+ * with the writer named). */
+#include <setjmp.h>
+#include <stdlib.h>
+
+#include "../../src/front/front.h"
+#include "../../src/search/search.h"
+#include "../../src/verify/verify.h"
+#include "unit.h"
+
+typedef struct PEnv {
+  Arena *a;
+  Ctx c;
+  jmp_buf jb;
+  Program prog;
+  TileProgram *tp;
+} PEnv;
+
+/* The searched tile program of entry "f" of src at the given sizes. */
+static TileProgram *searched(PEnv *e, const char *src, SizeArg *sizes, int nsizes) {
+  memset(e, 0, sizeof *e);
+  e->a = arena_new();
+  ctx_init(&e->c, e->a, stderr);
+  e->c.unwind = &e->jb;
+  SrcFile *f = src_from_string(e->a, "planted.lean", src, strlen(src));
+  if (setjmp(e->jb)) return NULL;
+  front_load(&e->c, &e->prog, f);
+  Graph *g = elab_entry(&e->c, &e->prog, "f", (Pos){0}, sizes, nsizes);
+  RewriteInfo ri;
+  g = search_rewrite(g, sizes, nsizes, &ri);
+  SearchOpts so = {0};
+  SearchStats st;
+  Plan *p = plan_search(g, DT_BF16, &so, &st);
+  e->tp = tile_lower_plan(p);
+  return e->tp && tile_check(e->tp, stderr) ? e->tp : NULL;
+}
+
+static bool trial(PEnv *e, VerifyInput kind, uint64_t seed, VerifyResult *res) {
+  Graph *g = e->tp->g;
+  Tensor **in = calloc((size_t)g->ninputs + 1, sizeof *in);
+  volatile bool ok = false;
+  if (setjmp(e->jb) == 0) {
+    verify_inputs(g, e->tp->dtype, kind, seed, in);
+    ok = verify_trial(e->tp, in, false, res);
+  } else {
+    snprintf(res->msg, sizeof res->msg, "unwound");
+  }
+  for (int i = 0; i < g->ninputs; i++) tensor_free(in[i]);
+  free(in);
+  return ok;
+}
+
+/* Normal inputs (two seeds) and large ones: all pass? The first failure in *res. */
+static bool passes(PEnv *e, VerifyResult *res) {
+  return trial(e, VIN_NORMAL, 11, res) && trial(e, VIN_NORMAL, 12, res) && trial(e, VIN_LARGE, 13, res);
+}
+
+static Kernel *kernel_of_kind(TileProgram *tp, KernelKind kind) {
+  for (int i = 0; i < tp->kernels.len; i++)
+    if (tp->kernels.data[i]->kind == kind) return tp->kernels.data[i];
+  return NULL;
+}
+
+/* The first (or last) statement of a kind in a list, not descending. */
+static Stmt *stmt_of_kind(StmtList *l, StmtKind kind, bool last) {
+  Stmt *r = NULL;
+  for (int i = 0; i < l->len; i++)
+    if (l->data[i]->kind == kind && (!r || last)) r = l->data[i];
+  return r;
+}
+
+/* Stop a loop one trip short. */
+static void one_short(PEnv *e, Stmt *loop) { loop->hi = sx_idx(e->a, IX_SUB, loop->hi, sx_int(e->a, 1)); }
+
+/* In a loop body: the map that rescales an accumulator the loop's gemm adds
+   into (dst := dst * factor). */
+static int rescale_of_gemm(Stmt *loop) {
+  for (int i = 0; i < loop->body.len; i++) {
+    Stmt *s = loop->body.data[i];
+    if (s->kind != ST_MAP || !s->value || s->value->kind != SX_OP || s->value->op != OP_MUL) continue;
+    SExpr *x = s->value->a[0];
+    if (x->kind != SX_TILE || x->buf != s->dst) continue;
+    for (int j = i + 1; j < loop->body.len; j++)
+      if (loop->body.data[j]->kind == ST_GEMM && loop->body.data[j]->dst == s->dst) return i;
+  }
+  return -1;
+}
+
+static void remove_stmt(StmtList *l, int at) {
+  for (int i = at; i + 1 < l->len; i++) l->data[i] = l->data[i + 1];
+  l->len--;
+}
+
+/* In a combine loop: acc := acc + part * exp(...) becomes acc := acc + part. */
+static bool drop_combine_rescale(Stmt *loop) {
+  for (int i = 0; i < loop->body.len; i++) {
+    Stmt *s = loop->body.data[i];
+    SExpr *v = s->kind == ST_MAP ? s->value : NULL;
+    if (!v || v->kind != SX_OP || v->op != OP_ADD) continue;
+    SExpr *m = v->a[1];
+    if (m->kind == SX_OP && m->op == OP_MUL && m->a[1]->kind == SX_OP && m->a[1]->op == OP_EXP) {
+      v->a[1] = m->a[0];
+      return true;
+    }
+  }
+  return false;
+}
+
+static void expect_caught(PEnv *e, const Kernel *at, const char *what) {
+  VerifyResult res;
+  bool ok = passes(e, &res);
+  CHECK(!ok);
+  /* a fault in a kernel that writes partials shows where they are combined,
+     and verify names the kernel that wrote them */
+  bool named = res.kernel == at || (res.kernel && strstr(res.msg, "combines the partials") && strstr(res.msg, at->name));
+  CHECK(named);
+  if (ok || !named || getenv("VERIFY_SHOW")) fprintf(stderr, "  %s: %s\n", what, ok ? "all passed" : res.msg);
+}
+
+static const char *attn_src = "def f (N D : Nat) (q k v : Tensor [N, D]) : Tensor [N, D] :=\n"
+                              "  softmax ((q ⬝ kᵀ) / sqrt D) ⬝ v\n";
+static const char *causal_src = "def f (N D : Nat) (q k v : Tensor [N, D]) : Tensor [N, D] :=\n"
+                                "  softmax (causalMask ((q ⬝ kᵀ) / sqrt D)) ⬝ v\n";
+static const char *splitk_src = "def f (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] :=\n"
+                                "  a ⬝ b\n";
+
+TEST(planted_search_attention_split_kv) {
+  for (int bug = -1; bug < 5; bug++) {
+    PEnv e;
+    SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
+    TileProgram *tp = searched(&e, attn_src, sizes, 2);
+    REQUIRE(tp);
+    Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED), *comb = kernel_of_kind(tp, KERNEL_COMBINE);
+    /* the shape this test plants bugs in: a key loop in the fused kernel,
+       a combine of the blocks' partials */
+    REQUIRE(fused && comb);
+    Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+    REQUIRE(loop);
+    Stmt *cloop = stmt_of_kind(&comb->body, ST_LOOP, true);
+    REQUIRE(cloop);
+    int rs = rescale_of_gemm(loop);
+    REQUIRE(rs >= 0);
+    switch (bug) {
+    case -1: {
+      VerifyResult res;
+      bool ok = passes(&e, &res);
+      CHECK(ok);
+      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
+      break;
+    }
+    case 0: remove_stmt(&loop->body, rs); expect_caught(&e, fused, "merge without rescale"); break;
+    case 1: one_short(&e, loop); expect_caught(&e, fused, "key loop one tile short"); break;
+    case 2: one_short(&e, cloop); expect_caught(&e, comb, "combine drops a partial"); break;
+    case 3: REQUIRE(drop_combine_rescale(cloop)); expect_caught(&e, comb, "combine without rescale"); break;
+    case 4: /* the running max not carried: each tile's max taken alone */
+      for (int i = 0; i < loop->body.len; i++)
+        if (loop->body.data[i]->kind == ST_REDUCE && loop->body.data[i]->reduce_op == OP_AMAX)
+          loop->body.data[i]->clear = true;
+      expect_caught(&e, fused, "running max cleared per tile");
+      break;
+    }
+    arena_free(e.a);
+  }
+}
+
+TEST(planted_search_causal_mask) {
+  for (int bug = -1; bug < 2; bug++) {
+    PEnv e;
+    SizeArg sizes[2] = {{"N", 512, false}, {"D", 16, false}};
+    TileProgram *tp = searched(&e, causal_src, sizes, 2);
+    REQUIRE(tp);
+    Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
+    REQUIRE(fused);
+    Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+    REQUIRE(loop);
+    Stmt *spec = stmt_of_kind(&loop->body, ST_IF, false);
+    REQUIRE(spec && spec->specialize);
+    switch (bug) {
+    case -1: {
+      VerifyResult res;
+      bool ok = passes(&e, &res);
+      CHECK(ok);
+      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
+      break;
+    }
+    case 0: /* every tile taken as wholly unmasked, the diagonal included */
+      spec->cond = sx_int(e.a, 1);
+      expect_caught(&e, fused, "diagonal tile unmasked");
+      break;
+    case 1: one_short(&e, loop); expect_caught(&e, fused, "diagonal tile skipped"); break;
+    }
+    arena_free(e.a);
+  }
+}
+
+TEST(planted_search_split_k) {
+  for (int bug = -1; bug < 1; bug++) {
+    PEnv e;
+    SizeArg sizes[3] = {{"M", 16, false}, {"K", 32768, false}, {"N", 16, false}};
+    TileProgram *tp = searched(&e, splitk_src, sizes, 3);
+    REQUIRE(tp);
+    Kernel *comb = kernel_of_kind(tp, KERNEL_COMBINE);
+    REQUIRE(comb);
+    Stmt *cloop = stmt_of_kind(&comb->body, ST_LOOP, true);
+    REQUIRE(cloop);
+    if (bug < 0) {
+      VerifyResult res;
+      bool ok = passes(&e, &res);
+      CHECK(ok);
+      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
+    } else {
+      one_short(&e, cloop);
+      expect_caught(&e, comb, "split-K combine drops a partial");
+    }
+    arena_free(e.a);
+  }
+}
