@@ -85,8 +85,11 @@ suite rules tests/rules/run.sh
 # compiled for capability 9.0 (Triton) when the pinned toolchain is there
 # (TOOLCHAIN_PYTHON, installed by tools/toolchain/install_here.sh; CI sets
 # REQUIRE_TOOLCHAIN=1 so that a missing toolchain fails instead of skipping)
+# with the toolchain (torch and Triton), the small float32 Triton modules
+# also run in Triton's CPU interpreter against their reference (--interpret)
 py=${TOOLCHAIN_PYTHON:-python3}
-suite emit "$py" tests/emit/check_emitted.py ./tilesmith --compile-all ${REQUIRE_TOOLCHAIN:+--require-toolchain}
+suite emit "$py" tests/emit/check_emitted.py ./tilesmith --compile-all ${REQUIRE_TOOLCHAIN:+--require-toolchain} \
+  ${TOOLCHAIN_PYTHON:+--interpret}
 if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite toolchain "$py" tools/toolchain/validate_example.py
   suite harness "$py" bench/gpu_harness.py --self-test ./tilesmith

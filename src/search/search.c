@@ -562,7 +562,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   for (int i = 0; i < s.nn; i++) {
     const Node *n = g->nodes[i];
     if (n == g->output || tile_materialized(g, s.uses, n)) {
-      if (n->op == OP_INPUT) continue;
+      if (n->op == OP_INPUT && n != g->output) continue; /* an output that is an input is copied */
       group_new(&s, n);
     }
   }

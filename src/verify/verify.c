@@ -516,6 +516,19 @@ static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyRe
     snprintf(res->msg, sizeof res->msg, "fault in %s: %s", where, f.msg);
     return false;
   }
+  /* an output no kernel writes holds whatever the allocator left there */
+  for (int gi = 0; gi < t->ng; gi++) {
+    const TBuf *b = tp->globals.data[gi];
+    if (b->role != GB_OUTPUT) continue;
+    bool written = false;
+    for (int k = 0; k < nk && !written; k++) written = store_of(tp->kernels.data[k], b) != NULL;
+    if (!written) {
+      res->pass = false;
+      res->kernel = NULL;
+      snprintf(res->msg, sizeof res->msg, "no kernel writes the output %s", b->name);
+      return false;
+    }
+  }
   char note[600] = "";
   if (e2e && t->out && tp->output) {
     /* informational: a kernel that is right on its own inputs is right; an

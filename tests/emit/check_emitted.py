@@ -3,7 +3,7 @@
 
 usage: python3 tests/emit/check_emitted.py ./tilesmith [-k SUBSTRING] [--targets tilelang,triton]
            [--small-only] [--no-prims] [--compile-all] [--no-compile] [--nvcc]
-           [--run] [--jobs N] [--keep DIR] [--prebuilt DIR]
+           [--interpret] [--run] [--jobs N] [--keep DIR] [--prebuilt DIR]
 
 With the pinned toolchain (tools/toolchain/install_here.sh, docs/TOOLCHAIN.md)
 run it with that venv's python, and with nvcc on PATH for --nvcc.
@@ -25,7 +25,13 @@ run it with that venv's python, and with nvcc on PATH for --nvcc.
    its CUDA source into an sm_90a cubin with nvcc.
    A missing toolchain is reported loudly and its checks are counted as
    skipped, not passed.
-3. With --run, on a machine with a CUDA GPU, runs each small instance's
+3. With --interpret, runs each small instance's Triton module compiled for
+   float32 storage on the CPU, in Triton's interpreter
+   (tests/emit/interpret.py): its output against its own float32 PyTorch
+   reference on random inputs.  No GPU needed: this is the numerical check
+   of the kernels' indexing, masks, loops and split/combine structure here
+   and in CI (the interpreter's bfloat16 is not faithful, so f32 only).
+4. With --run, on a machine with a CUDA GPU, runs each small instance's
    module (`python3 MODULE.py`: run() against reference() on random inputs,
    for bf16 and f32 storage) and counts a non-zero exit as a failure.
 
@@ -81,6 +87,17 @@ SMALL = [
     # sizes that are not multiples of the tiles, and larger reductions
     ("examples/softmax.lean", "rowSoftmax", "M=37,N=300"),
     ("examples/attention.lean", "attention", "B=1,H=3,N=130,D=72"),
+    # sizes at which the search streams and splits (key loops carrying the
+    # online-softmax state, split-KV and split-K with a combine, masked
+    # tiles skipped, vocabulary tiles): what --interpret checks numerically
+    ("examples/attention.lean", "attention", "B=1,H=1,N=1024,D=16"),
+    ("examples/causal_attention.lean", "causalAttention", "B=1,H=1,N=512,D=16"),
+    ("examples/softcap_window_attention.lean", "softcapWindowAttention", "B=1,H=1,N=512,D=16,W=100"),
+    ("examples/gqa_decode.lean", "gqaDecode", "B=1,H=4,Hkv=2,S=4096,D=16"),
+    ("examples/matmul_large_k.lean", "matmulLargeK", "M=16,K=32768,N=16"),
+    ("examples/rmsnorm_matmul.lean", "rmsnormMatmul", "M=64,K=2048,N=64"),
+    ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=16,D=32,V=4096"),
+    ("examples/softmax.lean", "rowSoftmax", "M=4,N=40000"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
@@ -183,6 +200,8 @@ def main():
     ap.add_argument("--compile-all", action="store_true")
     ap.add_argument("--nvcc", action="store_true", help="also build each lowered TileLang kernel with nvcc")
     ap.add_argument("--run", action="store_true")
+    ap.add_argument("--interpret", action="store_true",
+                    help="run the small float32 Triton modules in Triton's CPU interpreter against their reference")
     ap.add_argument("--no-prims", action="store_true", help="leave out tests/prims.lean's definitions")
     ap.add_argument("--no-compile", action="store_true", help="skip step 2 (offline compilation)")
     ap.add_argument("--small-only", action="store_true", help="leave out the examples' full-size instances")
@@ -286,6 +305,38 @@ def main():
                 report("skipped", f"run {target} {label}", "no GPU" if not gpu else f"no {target}")
             else:
                 runs.append((out, target, label))
+
+    if a.interpret:
+        jobs = [(out, label) for out, target, label, small, dtype in todo
+                if target == "triton" and small and dtype == "f32"]
+        if not toolchain["triton"]:
+            for out, label in jobs:
+                report("failed" if a.require_toolchain else "skipped", f"interpret triton {label}", "triton not installed")
+            jobs = []
+        label_of = {os.path.abspath(out): label for out, label in jobs}
+        n = max(1, a.jobs)
+        chunks = [[out for out, _ in jobs[i::n]] for i in range(n)]
+
+        def interpret(chunk):
+            if not chunk:
+                return ""
+            rr = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "emit", "interpret.py")] +
+                                [os.path.abspath(c) for c in chunk], capture_output=True, text=True, timeout=1800)
+            return rr.stdout
+
+        seen = set()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
+            for text in pool.map(interpret, chunks):
+                for line in text.splitlines():
+                    m = re.match(r"^(ok|FAIL)\s+(\S+)\s*(.*)$", line)
+                    if not m or m.group(2) not in label_of:
+                        continue
+                    seen.add(m.group(2))
+                    report("passed" if m.group(1) == "ok" else "failed", f"interpret triton {label_of[m.group(2)]}",
+                           m.group(3))
+        for path, label in label_of.items():
+            if path not in seen:
+                report("failed", f"interpret triton {label}", "the interpreter process died before it")
 
     def run_one(job):
         out, target, label = job

@@ -225,3 +225,26 @@ TEST(planted_search_split_k) {
     arena_free(e.a);
   }
 }
+
+/* A program the rewrite reduces to its input (split heads, then merge them)
+   still writes its output: a copy kernel.  Without one the output holds
+   whatever the allocator left there, and verify must say so. */
+TEST(planted_search_output_never_written) {
+  static const char *src = "def f (x : Tensor [2, 3, 8]) : Tensor [2, 3, 8] :=\n"
+                           "  mergeHeads 2 3 4 2 (splitHeads 2 3 4 2 x)\n";
+  for (int bug = -1; bug < 1; bug++) {
+    PEnv e;
+    TileProgram *tp = searched(&e, src, NULL, 0);
+    REQUIRE(tp);
+    CHECK(tp->kernels.len == 1);
+    VerifyResult res;
+    if (bug < 0) {
+      CHECK(passes(&e, &res));
+    } else {
+      tp->kernels.len = 0;
+      CHECK(!passes(&e, &res));
+      CHECK(strstr(res.msg, "no kernel writes the output") != NULL);
+    }
+    arena_free(e.a);
+  }
+}
