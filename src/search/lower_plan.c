@@ -939,6 +939,10 @@ static bool grid_place(LP *L, const GridAx *gx, int n, SExpr **bidx) {
 static void store_output(LP *L, const Node *o) {
   int8_t ax[2];
   tile_axes(L, o, ax);
+  /* one axis that is the output's last dimension: a row, stored along j
+     (as [1, n], the layout its row statistics were computed in) */
+  if (ax[0] >= 0 && ax[1] < 0 && o->shape.rank >= 1 && L->pk->dimax[o->id][o->shape.rank - 1] == ax[0])
+    ax[1] = ax[0], ax[0] = -1;
   OpClass oc = op_info[o->op].cls;
   if ((oc == OPC_REDUCE || oc == OPC_MATMUL) && !state_info(L, o)) ensure(L, o);
   else ensure_inputs(L, o, true);
