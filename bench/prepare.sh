@@ -5,7 +5,11 @@
 # carried to the GPU machine.
 # usage: bench/prepare.sh [./tilesmith] [--dtype bf16]
 # NAIVE=1 also writes the naive lowering's modules (tilelang-naive,
-# triton-naive), timed beside the searched ones.
+# triton-naive), timed beside the searched ones.  CANDIDATES=K also writes
+# the search's first K runner-up plans (tilelang-cand1, triton-cand1, ...;
+# `opt --candidate`), and each case records the cost model's predicted time
+# of every variant (predicted_us) so that bench/calibration.py can rank
+# predictions against measurements.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
@@ -20,21 +24,32 @@ first=1
     [ -n "$file" ] || continue
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
-    for variant in tilelang triton ${NAIVE:+tilelang-naive triton-naive}; do
-      target=${variant%-naive}
+    preds=""
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive}"
+    for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
+    for variant in $variants; do
+      target=${variant%%-*}
       flag=""
-      [ "$variant" = "$target" ] || flag=--naive
+      case "$variant" in
+        *-naive) flag=--naive ;;
+        *-cand*) flag="--candidate ${variant##*-cand}" ;;
+      esac
       if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
+        pred=$("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |
+               python3 -c 'import json,sys; print(json.load(sys.stdin)["predicted_us"])')
+        preds="$preds${preds:+, }\"$variant\": $pred"
+      elif grep -q "there is no --candidate" "$out/${inst}_$variant.err"; then
+        rm -f "$out/${inst}_$variant.err"  # fewer runners-up than asked for
       else
         echo "prepare: $inst ($variant) failed: $(head -3 "$out/${inst}_$variant.err")" >&2
       fi
     done
     [ $first = 1 ] || echo ","
     first=0
-    printf '  {"name": "%s", "file": "%s", "entry": "%s", "generic": "%s", "dtype": "%s", "graph": "%s.json", "modules": {%s}}' \
-      "$inst" "$file" "$inst" "$generic" "$dtype" "$inst" "$mods"
+    printf '  {"name": "%s", "file": "%s", "entry": "%s", "generic": "%s", "dtype": "%s", "graph": "%s.json", "modules": {%s}, "predicted_us": {%s}}' \
+      "$inst" "$file" "$inst" "$generic" "$dtype" "$inst" "$mods" "$preds"
   done
   echo
   echo ']}'

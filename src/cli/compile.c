@@ -32,11 +32,16 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   if (o->naive) {
     out->tp = tile_lower(g, dt);
   } else {
-    SearchOpts so = {.gpu = o->gpu_profile};
+    SearchOpts so = {.gpu = o->gpu_profile, .candidate = o->candidate};
     /* equality saturation, then the plan search on the extracted term */
     out->orig = g;
     g = out->g = search_rewrite(g, o->bind, o->nbind, &out->rewrite);
     out->plan = plan_search(g, dt, &so, &out->stats);
+    if (!out->plan) {
+      fprintf(stderr, "tilesmith: the search priced %d runner-up plan%s for '%s': there is no --candidate %d\n",
+              out->stats.ncands, out->stats.ncands == 1 ? "" : "s", o->entry, o->candidate);
+      return NULL;
+    }
     out->tp = tile_lower_plan(out->plan);
     if (!out->tp) {
       for (int i = 0; i < out->plan->kernels.len; i++)

@@ -389,6 +389,8 @@ static void print_cmd_help(const Command *c) {
   if (compiles(c))
     printf("  --dtype T             storage type: bf16 (default), f16 or f32\n"
            "  --naive               the naive lowering: no rewriting, no search\n"
+           "  --candidate K         the search's K-th runner-up plan instead of its choice\n"
+           "                        (explain lists them; for timing the cost model's alternatives)\n"
            "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
   if (c->run == cmd_explain) printf("  --format F            text (default) or json\n");
   if (c->run == cmd_verify)
@@ -463,6 +465,11 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if (compiles(cur_cmd) &&
                !strcmp(a, "--naive")) {
       o->naive = true;
+    } else if (compiles(cur_cmd) && ((v = opt_value(argc, argv, &i, "--candidate", &m)) || m)) {
+      uint64_t k;
+      if (!v || !parse_u64(v, &k) || k < 1 || k > SEARCH_MAX_CANDS)
+        return usage_error("--candidate needs a runner-up's rank, 1 to %d (explain lists them)", SEARCH_MAX_CANDS);
+      o->candidate = (int)k;
     } else if (compiles(cur_cmd) &&
                ((v = opt_value(argc, argv, &i, "--gpu", &m)) || m)) {
       if (!v || !(o->gpu_profile = gpu_find(v))) return usage_error("--gpu needs a100, h100 or h200");

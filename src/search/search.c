@@ -414,7 +414,18 @@ static void note_cand(S *s, double cost, const char *what) {
   if (st->ncands < SEARCH_MAX_CANDS) at = st->ncands++;
   else if (st->cands[SEARCH_MAX_CANDS - 1].cost > cost) at = SEARCH_MAX_CANDS - 1;
   else return; /* no cheaper than the ones kept */
-  st->cands[at] = (SearchCand){cost, kernels, ""};
+  int n = 0;
+  for (int i = 0; i < s->groups.len; i++)
+    if (s->groups.data[i].alive) n += s->groups.data[i].outs.len + 1;
+  int *part = arena_alloc(s->a, sizeof(int) * (size_t)(n ? n : 1));
+  n = 0;
+  for (int i = 0; i < s->groups.len; i++) {
+    const Group *G = &s->groups.data[i];
+    if (!G->alive) continue;
+    for (int j = 0; j < G->outs.len; j++) part[n++] = G->outs.data[j]->id;
+    part[n++] = -1;
+  }
+  st->cands[at] = (SearchCand){cost, kernels, "", part, n};
   snprintf(st->cands[at].what, sizeof st->cands[at].what, "%s", what);
   while (at > 0 && st->cands[at - 1].cost > st->cands[at].cost) {
     SearchCand t = st->cands[at];
@@ -681,6 +692,18 @@ done:
       if (s.group_of[i] >= 0) fprintf(stderr, "stored %%%d in group %d\n", i, s.group_of[i]);
   stats->cost = cur;
   stats->seconds = now() - s.t0;
+  if (o && o->candidate > 0) {
+    /* a runner-up asked for: its partition replaces the chosen one */
+    if (o->candidate > stats->ncands) return NULL;
+    const SearchCand *c = &stats->cands[o->candidate - 1];
+    for (int i = 0; i < s.groups.len; i++) s.groups.data[i].alive = false;
+    for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;
+    for (int i = 0; i < c->npart;) {
+      int gi = group_new(&s, g->nodes[c->part[i]]);
+      for (i++; c->part[i] >= 0; i++) group_add(&s, gi, g->nodes[c->part[i]]);
+      i++;
+    }
+  }
   /* the final plan, configured, in the graph's arena */
   Plan *p = state_plan(&s, false);
   for (int i = 0; i < p->kernels.len; i++) {

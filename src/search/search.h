@@ -16,6 +16,7 @@ typedef struct SearchOpts {
   const Gpu *gpu;       /* NULL: the H200 */
   double seconds;       /* time limit (0: 10 s) */
   int max_sweeps;       /* 0: 20 */
+  int candidate;        /* 0: the cheapest plan; k > 0: the k-th runner-up instead (stats->cands[k - 1]) */
 } SearchOpts;
 
 /* A plan the search priced: its predicted seconds and how it came about. */
@@ -23,6 +24,10 @@ typedef struct SearchCand {
   double cost;
   int kernels;
   char what[96];             /* "naive partition", "fuse %12 (sum)", "cut %17 (sub), 4 absorbed" */
+  /* its partition: the stored nodes of each kernel, kernels in a row, each
+     ended by -1 (what the plan is rebuilt from when it is asked for) */
+  int *part;
+  int npart;
 } SearchCand;
 #define SEARCH_MAX_CANDS 6
 
@@ -52,7 +57,9 @@ Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *inf
    and x*1 fire on a size-derived constant only at some sizes). */
 Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info);
 
-/* Search a plan for g at storage type dt. */
+/* Search a plan for g at storage type dt (with o->candidate > 0, the plan
+   of that runner-up instead, configured the same way: for timing the cost
+   model's alternatives; NULL if there is no such runner-up). */
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats);
 
 #endif

@@ -248,3 +248,45 @@ TEST(planted_search_output_never_written) {
     arena_free(e.a);
   }
 }
+
+/* `--candidate k`: the search's k-th runner-up is rebuilt from its
+   partition, with as many planned kernels as the search priced it with, and is as
+   correct as the choice (verify passes it). */
+TEST(search_runner_up_plans_rebuild_and_verify) {
+  static const char *src = "def f (M K N : Nat) (x : Tensor [M, K]) (w b : Param [K]) (W : Param [K, N]) : Tensor [M, N] :=\n"
+                           "  layernorm x w b ⬝ W\n";
+  SizeArg sizes[3] = {{"M", 64, false}, {"K", 512, false}, {"N", 64, false}};
+  volatile int ncands = -1;
+  for (volatile int k = 1; k <= SEARCH_MAX_CANDS && (ncands < 0 || k <= ncands); k++) {
+    PEnv e;
+    memset(&e, 0, sizeof e);
+    e.a = arena_new();
+    ctx_init(&e.c, e.a, stderr);
+    e.c.unwind = &e.jb;
+    SrcFile *f = src_from_string(e.a, "cand.lean", src, strlen(src));
+    if (setjmp(e.jb)) {
+      CHECK(!"unwound");
+      arena_free(e.a);
+      return;
+    }
+    front_load(&e.c, &e.prog, f);
+    Graph *g = elab_entry(&e.c, &e.prog, "f", (Pos){0}, sizes, 3);
+    RewriteInfo ri;
+    g = search_rewrite(g, sizes, 3, &ri);
+    SearchOpts so = {.candidate = k};
+    SearchStats st;
+    Plan *p = plan_search(g, DT_BF16, &so, &st);
+    ncands = st.ncands;
+    REQUIRE(ncands >= 2); /* a layer norm before a product: fused or not, at least */
+    REQUIRE(p);
+    e.tp = tile_lower_plan(p);
+    REQUIRE(e.tp && tile_check(e.tp, stderr));
+    /* the plan's kernels (a split adds its combine in the tile program) */
+    CHECK(p->kernels.len == st.cands[k - 1].kernels);
+    VerifyResult res;
+    bool ok = passes(&e, &res);
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "  candidate %d (%s): %s\n", k, st.cands[k - 1].what, res.msg);
+    arena_free(e.a);
+  }
+}
