@@ -44,6 +44,8 @@ def gatedNorm (M D : Nat) (x : Tensor [M, D]) (g : Param [D]) (Wg : Param [D, D]
   rmsnorm x g * sigmoid (x ⬝ Wg)
 
 def ln_linear_big := lnLinear 8192 4096 4096
+/-- Layer norm before a narrow projection (one column block of outputs). -/
+def ln_linear_narrow := lnLinear 16384 4096 128
 def biased_attention_big := biasedAttention 2 8 2048 64
 def temp_attention_big := tempAttention 8 2048 64
 def prefix_attention_big := prefixAttention 4 2048 64 1000

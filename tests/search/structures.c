@@ -178,6 +178,14 @@ static const Case cases[] = {
     {"examples/gqa_decode.lean", "gqa_decode_b1", NO_BUFFER, "S", NULL, 0, "GQA decode: no buffer along the keys"},
     /* RMSNorm -> matmul: one kernel */
     {"examples/rmsnorm_matmul.lean", "rmsnorm_matmul_16k", KERNELS_AT_MOST, NULL, NULL, 1, "RMSNorm -> matmul: one kernel"},
+    /* LN -> linear: one kernel (statistics in passes over K before the
+       product's K loop) where the model prices it cheaper: a narrow
+       projection.  For a wide one (ln_linear_big, N 4096) it keeps two
+       kernels: every column block would recompute the row statistics, and
+       folding the mean into the epilogue (x W - mean colsum W) is a
+       cancellation-prone rewrite the search does not take by default. */
+    {"tests/search/programs.lean", "ln_linear_narrow", KERNELS_AT_MOST, NULL, NULL, 1, "LN -> narrow linear: one kernel"},
+    {"tests/search/programs.lean", "ln_linear_narrow", NO_BUFFER, "M", "K", 0, "LN -> linear: no normalized [M, K] buffer"},
     /* rows: one kernel */
     {"examples/softmax.lean", "softmax_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "softmax rows: one kernel"},
     {"examples/layernorm.lean", "layernorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "layer norm rows: one kernel"},
