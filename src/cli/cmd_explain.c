@@ -98,6 +98,9 @@ static bool each_loop(const Stmt *s, int depth, void *ud) {
 }
 
 static const char *state_law(Arena *a, const PState *st) {
+  if (st->dep && st->shift)
+    return arena_printf(a, "shifted to the running mean of %%%d (sum) by %g^2*n_old*(mean_old - mean_new)^2 (Chan)",
+                        st->dep->id, st->law_c);
   if (st->dep)
     return arena_printf(a, "rescaled by exp(%g*(max_old - max_new)) against %%%d (%s)", st->law_c, st->dep->id,
                         op_info[st->dep->op].name);
@@ -218,6 +221,8 @@ static void json_kernel(Json *j, Arena *a, const Plan *p, const Kernel *k, const
       json_str(j, op_info[st->node->op].name);
       json_key(j, "pass");
       json_int(j, st->pass);
+      json_key(j, "law");
+      json_str(j, !st->dep ? "monoid" : st->shift ? "mean-shift" : "exp-rescale");
       json_key(j, "rescaled_against");
       if (st->dep) json_int(j, st->dep->id);
       else json_null(j);

@@ -48,7 +48,7 @@ static int list_body(int p) { return 1 + 2 * p; }
 static int list_after(int p) { return 2 + 2 * p; }
 static bool is_body(int l) { return l % 2 == 1; }
 
-typedef enum { SUB_NONE, SUB_SAFE, SUB_KEEP, SUB_UNMASK } SubKind;
+typedef enum { SUB_NONE, SUB_SAFE, SUB_MEAN, SUB_KEEP, SUB_UNMASK } SubKind;
 
 typedef struct OpTile { const Node *n; int8_t ax[2]; bool trans; int list; DType dt; TBuf *buf; } OpTile;
 
@@ -231,6 +231,15 @@ static SExpr *state_value(LP *L, const Node *n) {
   return v;
 }
 
+/* The elements of the stream axis seen after `after` more tiles of the
+   current loop (0: before this tile, 1: with it), as a real. */
+static SExpr *seen_count(LP *L, int after) {
+  int64_t T = L->pk->ax[L->pk->stream].tile, n = L->pk->ax[L->pk->stream].size;
+  SExpr *k = IX(L, IX_ADD, sx_var(L->a, TV_K), I(L, after));
+  SExpr *c = IX(L, IX_MIN, IX(L, IX_MUL, k, I(L, T)), I(L, n));
+  return OPX(L, OP_CAST, EK_REAL, c, NULL);
+}
+
 static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
   LP *L = p->ud;
   if (L->pk->loaded[n->id]) return L->tile[n->id] ? tile_read(L, n) : NULL; /* a tensor held in a tile, or loaded */
@@ -244,6 +253,9 @@ static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
     SExpr *args[3] = {eq, sx_real(L->a, 0), tile_read(L, n)};
     return sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
   }
+  case SUB_MEAN: /* a sum read as if the elements seen so far were all: S_seen * n / n_seen */
+    return OPX(L, OP_MUL, EK_REAL, tile_read(L, n),
+               OPX(L, OP_DIV, EK_REAL, sx_real(L->a, (double)L->pk->ax[L->pk->stream].size), seen_count(L, 1)));
   case SUB_UNMASK: /* a mask select on a tile where it is all true: its kept branch (a tile of it is read as is) */
     if (L->tile[n->id] && !top) return tile_read(L, n);
     /* fallthrough */
@@ -410,7 +422,7 @@ static void ensure_inputs(LP *L, const Node *n, bool top) {
     return;
   }
   if (!L->pk->member[n->id]) return;
-  if (L->sub[n->id] == SUB_SAFE) return;
+  if (L->sub[n->id] == SUB_SAFE || L->sub[n->id] == SUB_MEAN) return;
   if (L->sub[n->id] == SUB_KEEP) {
     ensure_inputs(L, n->in[L->sub_keep[n->id]], false);
     return;
@@ -434,7 +446,7 @@ static void ensure_inputs(LP *L, const Node *n, bool top) {
 static bool reads_tiles(LP *L, const Node *n) {
   if (!L->pk->member[n->id]) return false;
   if (L->tile[n->id] || state_info(L, n)) return L->tile[n->id] && L->tile[n->id]->shape.rank == 2;
-  if (L->sub[n->id] == SUB_SAFE) return true;
+  if (L->sub[n->id] == SUB_SAFE || L->sub[n->id] == SUB_MEAN) return true;
   if (L->sub[n->id] == SUB_KEEP) return reads_tiles(L, n->in[L->sub_keep[n->id]]);
   for (int i = 0; i < n->nin; i++)
     if (reads_tiles(L, n->in[i])) return true;
@@ -488,6 +500,7 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
      registers) */
   bool shared = in_mem || o == 1 || !reads_tiles(L, x);
   TBuf *t = new_tile(L, o == 0 ? "A" : "B", shared ? SCOPE_SHARED : SCOPE_FRAGMENT, L->tp->dtype, tax, true);
+  t->node = x; /* a computed operand is rounded to the storage type here (verify's bound counts it) */
   set_dom(L, tax);
   /* the operand's index: mm's batch axes, then (row, red) or (red, col) */
   SExpr *full[TS_MAX_RANK], *idx[TS_MAX_RANK];
@@ -854,7 +867,26 @@ static void update_state(LP *L, int si) {
     L->sub[st->drop[i].n->id] = SUB_KEEP;
     L->sub_keep[st->drop[i].n->id] = (int8_t)st->drop[i].keep;
   }
-  if (st->dep) {
+  if (st->dep && st->shift) {
+    /* Chan's merge: the state grows by c² n_old (m_old - m_new)² =
+       c² (S_old - n_old S_new / n_new)² / n_old (0 before the first tile),
+       then this tile's terms use m_new (S read through SUB_MEAN) */
+    const Node *S = st->dep;
+    int di = state_index(L, S);
+    int8_t sax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
+    set_dom(L, sax);
+    SExpr *row = sax[0] >= 0 ? coord(L, sax[0]) : I(L, 0);
+    SExpr *prev = sx_tile(L->a, L->prev[di], row, NULL), *cur = sx_tile(L->a, L->tile[S->id], row, NULL);
+    SExpr *nold = seen_count(L, 0), *nnew = seen_count(L, 1);
+    SExpr *dev = OPX(L, OP_SUB, EK_REAL, prev, OPX(L, OP_DIV, EK_REAL, OPX(L, OP_MUL, EK_REAL, nold, cur), nnew));
+    SExpr *sq = OPX(L, OP_MUL, EK_REAL, dev, dev);
+    if (st->law_c != 1) sq = OPX(L, OP_MUL, EK_REAL, sq, sx_real(L->a, st->law_c * st->law_c));
+    SExpr *den = OPX(L, OP_MAX, EK_REAL, nold, sx_real(L->a, 1));
+    Stmt *sc = emit(L, ST_MAP);
+    sc->dst = L->tile[r->id];
+    sc->value = OPX(L, OP_ADD, EK_REAL, tile_read(L, r), OPX(L, OP_DIV, EK_REAL, sq, den));
+    L->sub[S->id] = SUB_MEAN;
+  } else if (st->dep) {
     /* the rescale exp(c * (D_prev - D_safe)) (max; min the other way), then state *= rho */
     const Node *D = st->dep;
     int di = state_index(L, D);
@@ -1147,6 +1179,13 @@ static bool lower_fused(LP *L) {
   bool placed[PLAN_MAX_AXES] = {0};
   const Node *root = pk->root;
   int64_t splits = pk->stream >= 0 ? pk->ax[pk->stream].splits : 1;
+  for (int i = 0; i < pk->nstates; i++)
+    if (pk->states[i].shift && (splits > 1 || pk->nmasks > 0)) {
+      /* the running count is the loop's: no partial counts across blocks, no skipped tiles */
+      lp_fail(L, splits > 1 ? "a mean-shifted sum of squares is not merged across blocks"
+                            : "a mean-shifted sum of squares over a masked stream");
+      return false;
+    }
   if (splits > 1) {
     if (pk->npasses != 1) {
       lp_fail(L, "a split stream needs one pass");

@@ -59,8 +59,12 @@ typedef VEC(const Node *) NodeList;
 typedef struct PState {
   const Node *node;    /* the reduce or matmul */
   int pass;            /* the pass over the stream that computes it */
-  const Node *dep;     /* the max/min state it is rescaled against (online softmax), or NULL */
-  double law_c;        /* ... by exp(law_c * (dep_old - dep_new)) (max; min: the other way) */
+  const Node *dep;     /* the state its operand depends on in the same pass, or NULL: */
+  bool shift;          /* false: a max/min it is rescaled against (online softmax), by
+                          exp(law_c * (dep_old - dep_new)) (max; min: the other way);
+                          true: a sum S of y whose mean it is shifted by (Chan's merge):
+                          the operand is (law_c * (y - S/n))^2 */
+  double law_c;
   /* factors that left the loop: value = state * prod post[i].f ^ post[i].sign */
   int npost;
   struct { const Node *f; int sign; } post[4];

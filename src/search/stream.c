@@ -27,6 +27,18 @@
  *     the same rescale merges partial states of a split stream
  *     (flash-decoding, split-K).
  *
+ *   a shift moves a sum of squares by a square:  Σ_j (y_j − m')² =
+ *     Σ_j (y_j − m)² + n·(m − m')² when m is the mean of those n terms.
+ *     When D = S/n is the mean of a sum state S = Σ_j y_j over the whole
+ *     axis and R sums c²·(y_j − D)², R streams with the running mean: each
+ *     tile's terms use m_new = S_seen/n_seen (S read as S_seen·n/n_seen),
+ *     and before a tile is added the state grows by c²·n_old·(m_old −
+ *     m_new)².  This is Welford's algorithm a tile at a time (Chan's
+ *     pairwise merge); after the loop n_seen = n and the mean is exact.
+ *     Layer norm's variance streams in the pass of its mean.  (Splitting
+ *     such a stream across blocks and masked tiles are refused: their
+ *     partial counts are not carried.)
+ *
  * Any other dependence on a state of the same pass puts R in a later pass
  * over j, where D is final.  A member that varies with j and is stored (a
  * row-streamed softmax's output) is computed in the pass after every state
@@ -198,6 +210,47 @@ static bool exp_law(Fac *f, const Node *arg) {
   return true;
 }
 
+/* (d)² in a same-pass-dependent position: d must be c·(y − S/n) for a sum
+   state S = Σ_j y_j of this pass over the whole stream axis (n its
+   length), compared as affine forms. */
+static bool shift_law(Fac *f, const Node *d) {
+  Atom at[16];
+  int na = 0;
+  if (!affine(d, 1.0, at, &na)) return false;
+  PKernel *k = f->k;
+  const Node *S = NULL;
+  double cs = 0;
+  for (int i = 0; i < na; i++) {
+    const Node *a = at[i].n;
+    if (at[i].c == 0 || !is_state(k, a)) continue;
+    PState *ss = state_of(k, a);
+    if (!ss || ss->pass != f->pass) continue;
+    if (a->op != OP_SUM || S) return false;
+    S = a;
+    cs = at[i].c;
+  }
+  if (!S || f->st->dep) return false;
+  double n = (double)k->ax[k->stream].size;
+  double c = -cs * n; /* d = c·y − (c/n)·S */
+  if (!(c != 0)) return false;
+  /* subtract c·y: nothing may remain but S */
+  Atom yat[16];
+  int ny = 0;
+  if (!affine(S->in[0], c, yat, &ny)) return false;
+  for (int j = 0; j < ny; j++) {
+    bool found = false;
+    for (int i = 0; i < na && !found; i++)
+      if (at[i].n == yat[j].n) at[i].c -= yat[j].c, found = true;
+    if (!found) return false;
+  }
+  for (int i = 0; i < na; i++)
+    if (at[i].n != S && fabs(at[i].c) > 1e-12 * (1 + fabs(c))) return false;
+  f->st->dep = S;
+  f->st->shift = true;
+  f->st->law_c = c;
+  return true;
+}
+
 static bool add_post(PState *st, const Node *factor, int sign, const Node *at, int keep) {
   if (st->npost >= 4 || st->ndrop >= 8) return false;
   st->post[st->npost].f = factor;
@@ -214,6 +267,8 @@ static bool factor(Fac *f, const Node *n) {
   if (is_state(k, n)) return false;                  /* the state itself, bare */
   switch (n->op) {
   case OP_MUL:
+    if (n->in[0] == n->in[1]) return shift_law(f, n->in[0]);
+    /* fallthrough */
   case OP_DIV:
     for (int o = 0; o < 2; o++) {
       const Node *x = n->in[o];
@@ -245,6 +300,7 @@ static bool factor(Fac *f, const Node *n) {
 static bool place(Fac *f) {
   const Node *r = f->st->node;
   f->st->dep = NULL;
+  f->st->shift = false;
   f->st->npost = f->st->ndrop = 0;
   if (r->op == OP_SUM) return factor(f, r->in[0]);
   if (r->op == OP_MATMUL) return !live(f, r->in[1]) && factor(f, r->in[0]);
@@ -290,9 +346,11 @@ bool plan_stream(Plan *p, PKernel *k) {
       /* not streamable against them: a later pass, where they are final */
       st->pass = pass + 1;
       st->dep = NULL;
+      st->shift = false;
       st->npost = st->ndrop = 0;
     } else if (!same) {
       st->dep = NULL;
+      st->shift = false;
       st->npost = st->ndrop = 0;
     }
     if (st->pass + 1 > k->npasses) k->npasses = st->pass + 1;

@@ -290,3 +290,47 @@ TEST(search_runner_up_plans_rebuild_and_verify) {
     arena_free(e.a);
   }
 }
+
+/* The shift law: layer norm over a row too long to hold streams its
+   variance in the pass of its mean (Welford, a tile at a time).  Without
+   the correction a changed running mean owes the sum of squares, the
+   variance is wrong: verify must fail it.  The correction is worth
+   about T/n_seen of a tile's deviation from the running mean (each tile's
+   terms use the mean that includes it), so with stationary data it is
+   lost in rounding; the row here starts with a tile 100 above the rest,
+   which the running mean forgets only through the corrections (without
+   them the variance comes out about a third too small). */
+TEST(planted_search_mean_shift) {
+  static const char *src = "def f (M N : Nat) (x : Tensor [M, N]) (w b : Param [N]) : Tensor [M, N] :=\n"
+                           "  layernorm (x + 100 * cast (iota N < 256)) w b\n";
+  for (int bug = -1; bug < 1; bug++) {
+    PEnv e;
+    SizeArg sizes[2] = {{"M", 4, false}, {"N", 20000, false}};
+    TileProgram *tp = searched(&e, src, sizes, 2);
+    REQUIRE(tp);
+    REQUIRE(tp->kernels.len == 1);
+    Kernel *k = tp->kernels.data[0];
+    Stmt *loop = stmt_of_kind(&k->body, ST_LOOP, false);
+    REQUIRE(loop);
+    /* the correction: q := q + (...) right before q's reduction, in the same loop */
+    int corr = -1;
+    for (int i = 0; i + 1 < loop->body.len; i++) {
+      Stmt *s = loop->body.data[i];
+      if (s->kind == ST_MAP && s->value->kind == SX_OP && s->value->op == OP_ADD && s->value->a[0]->kind == SX_TILE &&
+          s->value->a[0]->buf == s->dst)
+        for (int j = i + 1; j < loop->body.len; j++)
+          if (loop->body.data[j]->kind == ST_REDUCE && loop->body.data[j]->dst == s->dst) corr = i;
+    }
+    REQUIRE(corr >= 0);
+    VerifyResult res;
+    if (bug < 0) {
+      bool ok = passes(&e, &res);
+      CHECK(ok);
+      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
+    } else {
+      remove_stmt(&loop->body, corr);
+      expect_caught(&e, k, "running mean moved without the correction");
+    }
+    arena_free(e.a);
+  }
+}
