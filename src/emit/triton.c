@@ -377,6 +377,24 @@ static void tr_extras(Emit *e) {
                 (long long)K->grid[2], warps(K));
   }
   emit_printf(e, "]\n\n\n");
+  emit_printf(e,
+              "def compile_only(arch=\"sm_90a\"):\n"
+              "    \"\"\"Compile every kernel for arch (sm_90a, sm_80, ...) without a GPU (Triton's\n"
+              "    own ptxas); one line per kernel.  Returns 0 if every kernel built.\"\"\"\n"
+              "    from triton.backends.compiler import GPUTarget\n"
+              "    from triton.compiler import ASTSource\n"
+              "\n"
+              "    cap = int(\"\".join(c for c in arch if c.isdigit()))\n"
+              "    failed = 0\n"
+              "    for fn, sig, _grid, warps in TRITON_KERNELS:\n"
+              "        try:\n"
+              "            k = triton.compile(ASTSource(fn=fn, signature=dict(sig), constexprs={}),\n"
+              "                               target=GPUTarget(\"cuda\", cap, 32), options={\"num_warps\": warps})\n"
+              "            print(f\"built {fn.__name__} for {arch}: a cubin of {len(k.asm['cubin'])} bytes\")\n"
+              "        except Exception as e:  # noqa: BLE001\n"
+              "            failed += 1\n"
+              "            print(f\"FAILED {fn.__name__} for {arch}: {type(e).__name__}: {(str(e).strip().splitlines() or ['?'])[-1]}\")\n"
+              "    return 1 if failed else 0\n\n\n");
 }
 
 const EmitTarget emit_triton = {

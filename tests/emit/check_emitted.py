@@ -31,7 +31,10 @@ run it with that venv's python, and with nvcc on PATH for --nvcc.
    reference on random inputs.  No GPU needed: this is the numerical check
    of the kernels' indexing, masks, loops and split/combine structure here
    and in CI (the interpreter's bfloat16 is not faithful, so f32 only).
-4. With --run, on a machine with a CUDA GPU, runs each small instance's
+4. With the toolchain, runs a few modules as `python3 MODULE.py
+   --compile-only sm_90a` (COMPILE_ONLY below): the module's own GPU-less
+   build of every kernel, as a user runs it.
+5. With --run, on a machine with a CUDA GPU, runs each small instance's
    module (`python3 MODULE.py`: run() against reference() on random inputs,
    for bf16 and f32 storage) and counts a non-zero exit as a failure.
 
@@ -102,6 +105,11 @@ SMALL = [
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
 ]
+
+# modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own
+# GPU-less build, as a user would run it), with the toolchain installed
+COMPILE_ONLY = ["attention.lean:attention[B=2,H=2,N=8,D=4]:bf16",
+                "transformer_lm.lean:transformerLMLoss[B=2,N=8,V=11,D=16,H=2,F=24,L=2]:bf16"]
 
 counts = {"passed": 0, "failed": 0, "skipped": 0}
 
@@ -306,6 +314,16 @@ def main():
             else:
                 runs.append((out, target, label))
 
+    for out, target, label, small, dtype in todo:
+        if label not in COMPILE_ONLY or a.no_compile or not toolchain[target]:
+            continue
+        rr = subprocess.run([sys.executable, out, "--compile-only", "sm_90a"], capture_output=True, text=True,
+                            timeout=900)
+        built = [x for x in rr.stdout.splitlines() if x.startswith("built ")]
+        want = open(out).read().count("@T.prim_func" if target == "tilelang" else "@triton.jit")
+        ok = rr.returncode == 0 and len(built) == want
+        report("passed" if ok else "failed", f"{target} --compile-only {label}",
+               f"{len(built)} of {want} kernels built" + ("" if ok else ": " + (rr.stdout + rr.stderr)[-400:]))
     if a.interpret:
         jobs = [(out, label) for out, target, label, small, dtype in todo
                 if target == "triton" and small and dtype == "f32"]
