@@ -55,5 +55,19 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
     fprintf(stderr, "tilesmith: internal error: the lowering broke a tile invariant\n");
     return NULL;
   }
+  /* tensors no GPU of the profile can hold: said, by name (the module is still written) */
+  const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
+  double total = 0;
+  for (int i = 0; i < out->tp->globals.len; i++) {
+    const TBuf *b = out->tp->globals.data[i];
+    double bytes = (double)shape_numel(&b->shape) * dtype_bytes(b->dtype);
+    total += bytes;
+    if (bytes > gpu->hbm)
+      fprintf(stderr, "tilesmith: warning: %s (%s) needs %.3g GB, more than the %s's %.0f GB\n", b->name,
+              dtype_name(b->dtype), bytes / 1e9, gpu->name, gpu->hbm / 1e9);
+  }
+  if (total > gpu->hbm)
+    fprintf(stderr, "tilesmith: warning: the program's tensors need %.3g GB together, more than the %s's %.0f GB\n",
+            total / 1e9, gpu->name, gpu->hbm / 1e9);
   return out->tp;
 }

@@ -21,8 +21,8 @@
 #define OVERLAP_EXPOSED 0.5
 
 static const Gpu gpus[GPU_COUNT] = {
-#define X(id, nm, sms_, bw_, tc_, fp_, sfu_, ghz, smem_, regs_, thr, l2_, launch_) \
-  [GPU_##id] = {nm, sms_, bw_ * 1e12, tc_ * 1e12, fp_ * 1e12, (double)(sfu_) * (sms_) * (ghz) * 1e9, (smem_) * 1024, regs_, thr, (l2_) * 1048576.0, (launch_) * 1e-6},
+#define X(id, nm, sms_, bw_, tc_, fp_, sfu_, ghz, smem_, regs_, thr, l2_, launch_, hbm_) \
+  [GPU_##id] = {nm, sms_, bw_ * 1e12, tc_ * 1e12, fp_ * 1e12, (double)(sfu_) * (sms_) * (ghz) * 1e9, (smem_) * 1024, regs_, thr, (l2_) * 1048576.0, (launch_) * 1e-6, (hbm_) * 1e9},
 #include "gpus.def"
 #undef X
 };
@@ -35,17 +35,6 @@ const Gpu *gpu_find(const char *name) {
   return NULL;
 }
 
-static double dtype_bytes(DType t) {
-  switch (t) {
-  case DT_F32:
-  case DT_I32: return 4;
-  case DT_F16:
-  case DT_BF16: return 2;
-  case DT_I64: return 8;
-  case DT_BOOL: return 1;
-  }
-  return 4;
-}
 
 typedef struct Acc {
   const TileProgram *tp;

@@ -27,7 +27,7 @@
 #include "../tile/tile.h"
 
 typedef enum {
-#define X(id, name, sms, bw, tc, fp, sfu, ghz, smem, regs, thr, l2, launch) GPU_##id,
+#define X(id, name, sms, bw, tc, fp, sfu, ghz, smem, regs, thr, l2, launch, hbm) GPU_##id,
 #include "gpus.def"
 #undef X
   GPU_COUNT
@@ -45,6 +45,7 @@ typedef struct Gpu {
   int threads;        /* max threads per SM */
   double l2;          /* bytes */
   double launch;      /* seconds per kernel launch */
+  double hbm;         /* bytes of device memory */
 } Gpu;
 
 const Gpu *gpu_get(GpuId id);

@@ -105,12 +105,17 @@ static bool why_not(char *why, size_t n, const char *fmt, ...) {
 
 #define WHY_NOT(wn, ...) (why ? why_not(why, wn, __VA_ARGS__) : false)
 
+/* Every tensor's element count, and its bytes in any type (8 at most), must
+   be representable: at most 2^60 elements. */
 static bool size_ok(const Shape *s, char *why, size_t wn) {
-  int64_t n = 1;
+  int64_t n = 1, lim = (int64_t)1 << 60;
   for (int i = 0; i < s->rank; i++) {
     int64_t d = s->d[i].n;
     if (d < 0) return WHY_NOT(wn, "dimension %d has negative size %lld", i, (long long)d);
-    if (d > 0 && n > INT64_MAX / d) return WHY_NOT(wn, "the tensor has more than 2^63 elements");
+    if (d > 0 && n > lim / d) {
+      char sb[256];
+      return WHY_NOT(wn, "a tensor of shape %s has more than 2^60 elements", shape_str(s, sb, sizeof sb));
+    }
     n *= d;
   }
   return true;
@@ -311,8 +316,16 @@ static bool gather(const NodeAttrs *at, const Shape *x, const Shape *idx, const 
   return true;
 }
 
+static bool op_result_rule(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKind *kin, int nin, Shape *out,
+                           ElemKind *kout, char *why, size_t whylen);
+
 bool op_result(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKind *kin, int nin, Shape *out,
                ElemKind *kout, char *why, size_t whylen) {
+  return op_result_rule(op, at, in, kin, nin, out, kout, why, whylen) && size_ok(out, why, whylen);
+}
+
+static bool op_result_rule(Op op, const NodeAttrs *at, const Shape *const *in, const ElemKind *kin, int nin, Shape *out,
+                           ElemKind *kout, char *why, size_t whylen) {
   const OpInfo *oi = &op_info[op];
   if (oi->arity >= 0 && nin != oi->arity)
     return WHY_NOT(whylen, "'%s' takes %d operand%s, not %d", oi->name, oi->arity, oi->arity == 1 ? "" : "s",

@@ -413,6 +413,9 @@ void tile_lower_node(TileProgram *tp, const Node *n) {
   case OPC_CONCAT:
   case OPC_GATHER: lower_map(&L, n); break;
   }
+  /* a grid past y/z's limit runs folded into x (what cannot fold, the tile
+     checker refuses) */
+  if (L.k) tile_fold_grid(a, L.k);
 }
 
 bool tile_materialized(const Graph *g, const int *uses, const Node *n) {

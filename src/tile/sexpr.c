@@ -9,6 +9,18 @@
 
 #include "tile.h"
 
+int dtype_bytes(DType t) {
+  switch (t) {
+  case DT_F32:
+  case DT_I32: return 4;
+  case DT_F16:
+  case DT_BF16: return 2;
+  case DT_I64: return 8;
+  case DT_BOOL: return 1;
+  }
+  return 4;
+}
+
 const char *dtype_name(DType t) {
   switch (t) {
   case DT_F32: return "float32";
@@ -205,6 +217,55 @@ SExpr *sx_tile(Arena *a, TBuf *buf, SExpr *i, SExpr *j) {
   e->nidx = j ? 2 : 1;
   return e;
 }
+
+SExpr *sx_subst_vars(Arena *a, const SExpr *e, SExpr *const repl[TV_COUNT]) {
+  if (!e) return NULL;
+  if (e->kind == SX_VAR && repl[e->var]) return repl[e->var];
+  SExpr *c = new_sx(a, e->kind, e->ek);
+  *c = *e;
+  if (e->nidx) {
+    c->idx = arena_alloc(a, sizeof(SExpr *) * (size_t)e->nidx);
+    for (int i = 0; i < e->nidx; i++) c->idx[i] = sx_subst_vars(a, e->idx[i], repl);
+  }
+  for (int i = 0; i < 3; i++) c->a[i] = sx_subst_vars(a, e->a[i], repl);
+  return c;
+}
+
+static void subst_list(Arena *a, StmtList *l, SExpr *const repl[TV_COUNT]) {
+  for (int i = 0; i < l->len; i++) {
+    Stmt *s = l->data[i];
+    s->value = sx_subst_vars(a, s->value, repl);
+    s->mask = sx_subst_vars(a, s->mask, repl);
+    s->other = sx_subst_vars(a, s->other, repl);
+    s->lo = sx_subst_vars(a, s->lo, repl);
+    s->hi = sx_subst_vars(a, s->hi, repl);
+    s->cond = sx_subst_vars(a, s->cond, repl);
+    if (s->ngidx) {
+      SExpr **g = arena_alloc(a, sizeof(SExpr *) * (size_t)s->ngidx);
+      for (int k = 0; k < s->ngidx; k++) g[k] = sx_subst_vars(a, s->gidx[k], repl);
+      s->gidx = g;
+    }
+    subst_list(a, &s->body, repl);
+    subst_list(a, &s->orelse, repl);
+  }
+}
+
+bool tile_fold_grid_at(Arena *a, Kernel *k, int64_t limit) {
+  int64_t gx = k->grid[0], gy = k->grid[1], gz = k->grid[2];
+  if (gy <= limit && gz <= limit) return true;
+  if (gx > 2147483647 / gy || gx * gy > 2147483647 / gz) return false;
+  SExpr *repl[TV_COUNT] = {0};
+  SExpr *bx = sx_var(a, TV_BX);
+  repl[TV_BX] = sx_idx(a, IX_MOD, bx, sx_int(a, gx));
+  repl[TV_BY] = sx_idx(a, IX_MOD, sx_idx(a, IX_DIV, bx, sx_int(a, gx)), sx_int(a, gy));
+  repl[TV_BZ] = sx_idx(a, IX_DIV, bx, sx_int(a, gx * gy));
+  subst_list(a, &k->body, repl);
+  k->grid[0] = gx * gy * gz;
+  k->grid[1] = k->grid[2] = 1;
+  return true;
+}
+
+bool tile_fold_grid(Arena *a, Kernel *k) { return tile_fold_grid_at(a, k, 65535); }
 
 static int64_t trips_at(const Stmt *loop, const int64_t *vars) {
   int64_t lo, hi;

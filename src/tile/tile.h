@@ -34,6 +34,7 @@
 /* Storage types of global tensors and tile buffers. */
 typedef enum { DT_F32, DT_F16, DT_BF16, DT_I32, DT_I64, DT_BOOL } DType;
 const char *dtype_name(DType t);          /* "float32", "bfloat16", ... (TileLang spelling) */
+int dtype_bytes(DType t);                 /* bytes per element */
 bool dtype_parse(const char *s, DType *t); /* "bf16" "f16" "f32" and long names */
 /* Round a value to what the type can hold (bf16/f16/f32 rounding, integers). */
 double dtype_round(DType t, double v);
@@ -286,5 +287,11 @@ SExpr *sx_idx(Arena *a, IdxOp op, SExpr *x, SExpr *y);   /* folds constants */
 SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n);
 SExpr *sx_load(Arena *a, TBuf *buf, SExpr **idx, int n);
 SExpr *sx_tile(Arena *a, TBuf *buf, SExpr *i, SExpr *j); /* j NULL for rank 1 */
+/* A copy of e with each variable v that repl[v] names replaced by it. */
+SExpr *sx_subst_vars(Arena *a, const SExpr *e, SExpr *const repl[TV_COUNT]);
+/* A grid past CUDA's y/z limit (65535) folded into x, the block ids
+   recovered from bx by division; false if even x cannot hold it (2^31 - 1). */
+bool tile_fold_grid(Arena *a, Kernel *k);
+bool tile_fold_grid_at(Arena *a, Kernel *k, int64_t limit); /* (y or z beyond limit: tests fold small grids) */
 
 #endif

@@ -240,7 +240,10 @@ TEST(elab_no_recursion_and_no_hang) {
 
 TEST(elab_size_overflow_is_an_error) {
   EXPECT_ERROR("def f (x : Tensor [4611686018427387904 * 4]) := x", "f", NULL, "integer overflow");
-  EXPECT_ERROR("def f (x : Tensor [4294967296, 4294967296]) := x", "f", NULL, "more than 2^63 elements");
+  EXPECT_ERROR("def f (x : Tensor [4294967296, 4294967296]) := x", "f", NULL, "more than 2^60 elements");
+  /* every intermediate too, not only inputs (an outer product of 2^32 elements wrapped to 0 elements) */
+  EXPECT_ERROR("def f (N : Nat) (x : Tensor [N]) : Tensor [N, N] := reshape x [N, 1] * reshape x [1, N]", "f",
+               "N=4294967296", "more than 2^60 elements");
 }
 
 TEST(elab_entry_parameters) {

@@ -189,33 +189,61 @@ TEST(tile_prims_agree_with_graph) {
   env_free(&e);
 }
 
-TEST(tile_kernels_agree_with_and_without_tails) {
-  static const struct { const char *src, *entry, *sizes; } cases[] = {
-      {NULL, "rowSoftmax", "M=5,N=37"},
-      {NULL, "rowSoftmax", "M=16,N=256"},
-      {"def f (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=\n"
-       "  softmax ((q ⬝ kᵀ) / sqrt D) ⬝ v\n", "f", "B=2,H=3,N=13,D=7"},
-      {"def f (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=\n"
-       "  softmax (causalMask ((q ⬝ kᵀ) / sqrt D)) ⬝ v\n", "f", "B=1,H=2,N=64,D=32"},
-      {"def f (M N : Nat) (x : Tensor [M, N]) (w b : Param [N]) : Tensor [M, N] := layernorm x w b\n", "f",
-       "M=7,N=300"},
-      {"def f (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] := a ⬝ b\n", "f",
-       "M=65,K=33,N=70"},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+/* Sizes with and without tails; each case's naive program is handed to fn. */
+static const struct { const char *src, *entry, *sizes; } tail_cases[] = {
+    {NULL, "rowSoftmax", "M=5,N=37"},
+    {NULL, "rowSoftmax", "M=16,N=256"},
+    {"def f (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=\n"
+     "  softmax ((q ⬝ kᵀ) / sqrt D) ⬝ v\n", "f", "B=2,H=3,N=13,D=7"},
+    {"def f (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=\n"
+     "  softmax (causalMask ((q ⬝ kᵀ) / sqrt D)) ⬝ v\n", "f", "B=1,H=2,N=64,D=32"},
+    {"def f (M N : Nat) (x : Tensor [M, N]) (w b : Param [N]) : Tensor [M, N] := layernorm x w b\n", "f",
+     "M=7,N=300"},
+    {"def f (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] := a ⬝ b\n", "f",
+     "M=65,K=33,N=70"},
+};
+
+static int each_tail_case(int (*fn)(TEnv *e, TileProgram *tp, size_t i)) {
+  int sum = 0;
+  for (size_t i = 0; i < sizeof tail_cases / sizeof tail_cases[0]; i++) {
     TEnv e;
-    Graph *g = elab(&e, cases[i].src ? cases[i].src : softmax_src, NULL, cases[i].entry, cases[i].sizes);
+    Graph *g = elab(&e, tail_cases[i].src ? tail_cases[i].src : softmax_src, NULL, tail_cases[i].entry,
+                    tail_cases[i].sizes);
     CHECK(g != NULL);
-    if (g) {
-      TileProgram *tp = tile_lower(g, DT_BF16);
-      VerifyResult res;
-      bool ok = all_kinds(&e, tp, &res);
-      CHECK(ok);
-      if (!ok) fprintf(stderr, "  case %zu: %s\n", i, res.msg);
-    }
+    if (g) sum += fn(&e, tile_lower(g, DT_BF16), i);
     env_free(&e);
   }
+  return sum;
 }
+
+static int verify_case(TEnv *e, TileProgram *tp, size_t i) {
+  VerifyResult res;
+  bool ok = all_kinds(e, tp, &res);
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "  case %zu: %s\n", i, res.msg);
+  return 0;
+}
+
+TEST(tile_kernels_agree_with_and_without_tails) { each_tail_case(verify_case); }
+
+/* every grid folded into x (a limit of 1 forces it at small sizes); the kernels folded */
+static int fold_case(TEnv *e, TileProgram *tp, size_t i) {
+  int folded = 0;
+  for (int k = 0; k < tp->kernels.len; k++) {
+    Kernel *K = tp->kernels.data[k];
+    bool multi = K->grid[1] > 1 || K->grid[2] > 1;
+    CHECK(tile_fold_grid_at(e->a, K, 1));
+    CHECK(K->grid[1] == 1 && K->grid[2] == 1);
+    folded += multi;
+  }
+  CHECK(tile_check(tp, stderr));
+  verify_case(e, tp, i);
+  return folded;
+}
+
+/* A grid past CUDA's y/z limit is folded into x: the same kernels with every
+   grid folded still pass verify. */
+TEST(tile_folded_grids_compute_the_same) { CHECK(each_tail_case(fold_case) >= 3); }
 
 TEST(tile_run_semantics) {
   /* values land rounded to the storage type; the output is a fresh tensor */
