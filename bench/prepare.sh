@@ -9,7 +9,9 @@
 # the search's first K runner-up plans (tilelang-cand1, triton-cand1, ...;
 # `opt --candidate`), and each case records the cost model's predicted time
 # of every variant (predicted_us) so that bench/calibration.py can rank
-# predictions against measurements.
+# predictions against measurements.  TL_COPY=1 also writes tilelang-copy:
+# the TileLang modules with plain tile loads as T.copy (TS_TL_COPY=1: TMA on
+# Hopper), an experiment timed beside the element-wise loads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
@@ -25,16 +27,18 @@ first=1
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
     preds=""
-    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive}"
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${TL_COPY:+tilelang-copy}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for variant in $variants; do
       target=${variant%%-*}
       flag=""
+      copy=0
       case "$variant" in
         *-naive) flag=--naive ;;
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
+        *-copy) copy=1 ;;
       esac
-      if "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
+      if TS_TL_COPY=$copy "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
         pred=$("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |

@@ -23,15 +23,6 @@ static const PKernel *plan_kernel_of(const Plan *p, const Kernel *k) {
   return NULL;
 }
 
-static const char *role_of(GlobalRole r) {
-  switch (r) {
-  case GB_INPUT: return "input";
-  case GB_OUTPUT: return "output";
-  case GB_TEMP: return "temp";
-  case GB_SCRATCH: return "scratch";
-  }
-  return "?";
-}
 
 /* "file:line" of a node (its site in the user's file, else where it is written) */
 static const char *src_line(Arena *a, const Node *n) {
@@ -281,23 +272,7 @@ int cmd_explain(Opts *o) {
     for (int k = 0; k < nk; k++) json_kernel(&j, s.arena, cp.plan, tp->kernels.data[k], &kc[k]);
     json_end_arr(&j);
     json_key(&j, "global_buffers");
-    json_begin_arr(&j);
-    for (int i = 0; i < tp->globals.len; i++) {
-      const TBuf *b = tp->globals.data[i];
-      json_begin_obj(&j);
-      json_key(&j, "name");
-      json_str(&j, b->name);
-      json_key(&j, "shape");
-      json_begin_arr(&j);
-      for (int d = 0; d < b->shape.rank; d++) json_int(&j, b->shape.d[d].n);
-      json_end_arr(&j);
-      json_key(&j, "dtype");
-      json_str(&j, dtype_name(b->dtype));
-      json_key(&j, "role");
-      json_str(&j, role_of(b->role));
-      json_end_obj(&j);
-    }
-    json_end_arr(&j);
+    tile_json_globals(&j, tp);
     json_key(&j, "rewrites");
     json_begin_arr(&j);
     for (int i = 0; i < cp.rewrite.nrules; i++) json_str(&j, cp.rewrite.rules[i]);
@@ -369,7 +344,7 @@ int cmd_explain(Opts *o) {
     char sh[256];
     for (int i = 0; i < tp->globals.len; i++) {
       const TBuf *b = tp->globals.data[i];
-      printf("  %-7s %s : %s%s\n", role_of(b->role), b->name, dtype_name(b->dtype), shape_str(&b->shape, sh, sizeof sh));
+      printf("  %-7s %s : %s%s\n", tile_role_name(b->role), b->name, dtype_name(b->dtype), shape_str(&b->shape, sh, sizeof sh));
     }
     if (cp.plan && cp.stats.ncands) {
       printf("\nrunners-up (predicted):\n");

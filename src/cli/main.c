@@ -270,7 +270,8 @@ static int cmd_tiles(Opts *o) {
     o->nbind = entry_bindings(&s, o, o->bind, 64);
   TileProgram *tp = compile_program(o, g, dt, NULL);
     if (tp) {
-      tile_print(stdout, tp);
+      if (o->format && !strcmp(o->format, "json")) tile_print_json(stdout, tp);
+      else tile_print(stdout, tp);
       rc = EXIT_OK;
     }
   }
@@ -309,7 +310,7 @@ static const Command commands[] = {
      "The result is written to --out as a float64 .npy file.\n",
      cmd_eval, true, true},
     {"tiles", "print the tile program (kernels) of an entry",
-     "tilesmith tiles FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32]",
+     "tilesmith tiles FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--format text|json]",
      "Prints the tile program opt emits for the entry: the global tensors,\n"
      "then each kernel with its grid, its tile buffers (shared memory or\n"
      "registers) and its statements (loops, ifs, maps, gemms, reductions,\n"
@@ -392,7 +393,7 @@ static void print_cmd_help(const Command *c) {
            "  --candidate K         the search's K-th runner-up plan instead of its choice\n"
            "                        (explain lists them; for timing the cost model's alternatives)\n"
            "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
-  if (c->run == cmd_explain) printf("  --format F            text (default) or json\n");
+  if (c->run == cmd_explain || c->run == cmd_tiles) printf("  --format F            text (default) or json\n");
   if (c->run == cmd_verify)
     printf("  --seed S              seed of the random inputs (default 0)\n"
            "  --trials N            random trials per instance (default 3)\n");
@@ -478,10 +479,10 @@ static int parse_args(Opts *o, int argc, char **argv) {
                ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
       if (!v) return usage_error("--dtype needs bf16, f16 or f32");
       o->dtype = v;
-    } else if ((cur_cmd->run == cmd_graph || cur_cmd->run == cmd_explain) &&
+    } else if ((cur_cmd->run == cmd_graph || cur_cmd->run == cmd_explain || cur_cmd->run == cmd_tiles) &&
                ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
       if (!v) return usage_error(cur_cmd->run == cmd_graph ? "--format needs text, dot or json" : "--format needs text or json");
-      if (cur_cmd->run == cmd_explain && strcmp(v, "text") && strcmp(v, "json"))
+      if (cur_cmd->run != cmd_graph && strcmp(v, "text") && strcmp(v, "json"))
         return usage_error("--format must be text or json, not '%s'", v);
       o->format = v;
     } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--in", &m)) || m)) {

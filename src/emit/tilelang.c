@@ -26,6 +26,8 @@
  */
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "emit.h"
 
 /* max, min and relu propagate NaN as the graph's do (T.max is fmaxf) */
@@ -189,6 +191,80 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
   }
 }
 
+/* ---- a plain tile load as T.copy (experimental: TS_TL_COPY=1) ----
+   A map into a shared tile that only loads a rectangle of a global in the
+   tile's own order, with no mask (no overhang) and no conversion, is a
+   copy: T.copy lets TileLang move it with TMA / cp.async and pipeline it in
+   T.Pipelined loops.  Off by default until the H200 has timed it against
+   the element-wise maps (docs/BENCHMARKS.md). */
+typedef struct VarUse { bool i, j; } VarUse;
+static void var_use(const SExpr *x, void *ud) {
+  VarUse *u = ud;
+  if (x->kind == SX_VAR) u->i |= x->var == TV_I, u->j |= x->var == TV_J;
+}
+
+/* x = off + v, v + off or v, with off free of i and j: *off (NULL for 0) */
+static bool plus_var(const SExpr *x, TVar v, const SExpr **off) {
+  VarUse u = {0};
+  *off = NULL;
+  if (x->kind == SX_VAR && x->var == v) return true;
+  if (x->kind != SX_IDX || x->iop != IX_ADD) return false;
+  for (int k = 0; k < 2; k++)
+    if (x->a[k]->kind == SX_VAR && x->a[k]->var == v) {
+      sexpr_walk(x->a[1 - k], var_use, &u);
+      if (u.i || u.j) return false;
+      *off = x->a[1 - k];
+      return true;
+    }
+  return false;
+}
+
+static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
+  static int on = -1;
+  if (on < 0) on = getenv("TS_TL_COPY") && *getenv("TS_TL_COPY") == '1';
+  const SExpr *v = s->value;
+  if (!on || s->dst->scope != SCOPE_SHARED || s->dst->shape.rank != 2 || !v || v->kind != SX_LOAD ||
+      v->buf->scope != SCOPE_GLOBAL || v->buf->dtype != s->dst->dtype)
+    return false;
+  if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) return false;
+  int di = -1, dj = -1;
+  const SExpr *oi = NULL, *oj = NULL;
+  for (int d = 0; d < v->nidx; d++) {
+    VarUse u = {0};
+    sexpr_walk(v->idx[d], var_use, &u);
+    if (u.i && u.j) return false;
+    if (u.i) {
+      if (di >= 0 || !plus_var(v->idx[d], TV_I, &oi)) return false;
+      di = d;
+    } else if (u.j) {
+      if (dj >= 0 || !plus_var(v->idx[d], TV_J, &oj)) return false;
+      dj = d;
+    }
+  }
+  if (di < 0 || dj < 0 || di > dj) return false;
+  emit_printf(e, "%sT.copy(%s[", ind, e->gname[v->buf->id]);
+  for (int d = 0; d < v->nidx; d++) {
+    if (d) emit_printf(e, ", ");
+    if (d == di || d == dj) {
+      const SExpr *off = d == di ? oi : oj;
+      long long ext = (long long)s->dst->shape.d[d == di ? 0 : 1].n;
+      if (off) {
+        emit_printf(e, "(");
+        emit_expr(e, off);
+        emit_printf(e, "):(");
+        emit_expr(e, off);
+        emit_printf(e, ") + %lld", ext);
+      } else {
+        emit_printf(e, "0:%lld", ext);
+      }
+    } else {
+      emit_expr(e, v->idx[d]);
+    }
+  }
+  emit_printf(e, "], %s)\n", s->dst->name);
+  return true;
+}
+
 static void tl_imports(Emit *e) {
   emit_printf(e, "import tilelang\nimport tilelang.language as T\n\n"
                  "TARGET = {\"kind\": \"cuda\", \"arch\": \"sm_90a\"}\n");
@@ -237,6 +313,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_printf(e, ")\n");
     return;
   case ST_MAP: {
+    if (tl_copy(e, s, ind)) return;
     bool two = s->dst->shape.rank == 2;
     if (!two && stmt_uses_var(s, TV_J)) {
       emit_fail(e, "a map into the rank-1 tile %s uses j", s->dst->name);

@@ -260,6 +260,12 @@ void tile_cover(Arena *a, Kernel *k, const Node *n);
 
 /* Print a tile program (tprint.c), as `tilesmith tiles` shows it. */
 void tile_print(FILE *out, const TileProgram *tp);
+/* The same as one JSON object (`tiles --format json`): entry, dtype,
+   global_buffers, kernels (name, grid, threads, node, buffers, body: the
+   statements as printed, one line each). */
+void tile_print_json(FILE *out, const TileProgram *tp);
+const char *tile_role_name(GlobalRole r);   /* input, output, temp, scratch */
+void tile_json_globals(Json *j, const TileProgram *tp);
 /* The spelling of an integer op: + - * // % min max < and. */
 const char *ix_spelling(IdxOp op);
 /* The spelling of an index variable: bx, by, bz, i, j, k, k1, k2. */

@@ -14,6 +14,7 @@
  * loop variables), and grids stay within CUDA's limits.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tile.h"
@@ -240,13 +241,115 @@ static void print_list(FILE *out, const StmtList *l, int ind) {
   for (int i = 0; i < l->len; i++) print_stmt(out, l->data[i], ind);
 }
 
+const char *tile_role_name(GlobalRole r) {
+  switch (r) {
+  case GB_INPUT: return "input";
+  case GB_OUTPUT: return "output";
+  case GB_TEMP: return "temp";
+  case GB_SCRATCH: return "scratch";
+  }
+  return "?";
+}
+
+void tile_json_globals(Json *j, const TileProgram *tp) {
+  json_begin_arr(j);
+  for (int i = 0; i < tp->globals.len; i++) {
+    const TBuf *b = tp->globals.data[i];
+    json_begin_obj(j);
+    json_key(j, "name");
+    json_str(j, b->name);
+    json_key(j, "shape");
+    json_begin_arr(j);
+    for (int d = 0; d < b->shape.rank; d++) json_int(j, b->shape.d[d].n);
+    json_end_arr(j);
+    json_key(j, "dtype");
+    json_str(j, dtype_name(b->dtype));
+    json_key(j, "role");
+    json_str(j, tile_role_name(b->role));
+    if (b->role == GB_SCRATCH) {
+      json_key(j, "init");
+      json_num(j, b->init);
+    }
+    json_end_obj(j);
+  }
+  json_end_arr(j);
+}
+
+void tile_print_json(FILE *out, const TileProgram *tp) {
+  Json j = {.f = out, .pretty = true};
+  json_begin_obj(&j);
+  json_key(&j, "entry");
+  json_str(&j, tp->g->entry ? tp->g->entry : "main");
+  json_key(&j, "dtype");
+  json_str(&j, dtype_name(tp->dtype));
+  json_key(&j, "global_buffers");
+  tile_json_globals(&j, tp);
+  json_key(&j, "kernels");
+  json_begin_arr(&j);
+  for (int k = 0; k < tp->kernels.len; k++) {
+    const Kernel *K = tp->kernels.data[k];
+    json_begin_obj(&j);
+    json_key(&j, "name");
+    json_str(&j, K->name);
+    json_key(&j, "grid");
+    json_begin_arr(&j);
+    for (int d = 0; d < 3; d++) json_int(&j, K->grid[d]);
+    json_end_arr(&j);
+    json_key(&j, "threads");
+    json_int(&j, K->threads);
+    json_key(&j, "node");
+    if (K->node) json_int(&j, K->node->id);
+    else json_null(&j);
+    json_key(&j, "buffers");
+    json_begin_arr(&j);
+    for (int i = 0; i < K->bufs.len; i++) {
+      const TBuf *b = K->bufs.data[i];
+      json_begin_obj(&j);
+      json_key(&j, "name");
+      json_str(&j, b->name);
+      json_key(&j, "scope");
+      json_str(&j, scope_name(b->scope));
+      json_key(&j, "dtype");
+      json_str(&j, dtype_name(b->dtype));
+      json_key(&j, "shape");
+      json_begin_arr(&j);
+      for (int d = 0; d < b->shape.rank; d++) json_int(&j, b->shape.d[d].n);
+      json_end_arr(&j);
+      json_end_obj(&j);
+    }
+    json_end_arr(&j);
+    /* the statements as the text printer writes them, one line each (nesting by indentation) */
+    json_key(&j, "body");
+    json_begin_arr(&j);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (m) {
+      print_list(m, &K->body, 0);
+      fclose(m);
+      for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        json_str(&j, line);
+        if (!nl) break;
+      }
+      free(text);
+    }
+    json_end_arr(&j);
+    json_end_obj(&j);
+  }
+  json_end_arr(&j);
+  json_end_obj(&j);
+  fputc('\n', out);
+}
+
 void tile_print(FILE *out, const TileProgram *tp) {
   char shape[512];
   fprintf(out, "tiles %s (storage %s, accumulation float32)\n", tp->g->entry ? tp->g->entry : "main",
           dtype_name(tp->dtype));
   for (int i = 0; i < tp->globals.len; i++) {
     const TBuf *b = tp->globals.data[i];
-    const char *role = b->role == GB_INPUT ? "input" : b->role == GB_OUTPUT ? "output" : b->role == GB_SCRATCH ? "scratch" : "temp";
+    const char *role = tile_role_name(b->role);
     fprintf(out, "  %-6s %s : %s%s", role, b->name, dtype_name(b->dtype), shape_str(&b->shape, shape, sizeof shape));
     if (b->role == GB_SCRATCH) {
       char v[40];
