@@ -11,7 +11,9 @@
 # of every variant (predicted_us) so that bench/calibration.py can rank
 # predictions against measurements.  TL_COPY=1 also writes tilelang-copy:
 # the TileLang modules with plain tile loads as T.copy (TS_TL_COPY=1: TMA on
-# Hopper), an experiment timed beside the element-wise loads.
+# Hopper), an experiment timed beside the element-wise loads.  ONE_EXP=1
+# adds tilelang-1exp and triton-1exp (TS_ONE_EXP=1: a probability tile that
+# a sum and a product both read is computed once, one exp per score).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
@@ -27,18 +29,20 @@ first=1
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
     preds=""
-    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${TL_COPY:+tilelang-copy}"
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${TL_COPY:+tilelang-copy} ${ONE_EXP:+tilelang-1exp triton-1exp}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for variant in $variants; do
       target=${variant%%-*}
       flag=""
       copy=0
+      oneexp=0
       case "$variant" in
         *-naive) flag=--naive ;;
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
         *-copy) copy=1 ;;
+        *-1exp) oneexp=1 ;;
       esac
-      if TS_TL_COPY=$copy "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
+      if TS_TL_COPY=$copy TS_ONE_EXP=$oneexp "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
         pred=$("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |

@@ -461,6 +461,20 @@ static bool axis_moves(LP *L, int a) {
 
 /* a product's operand tile in the storage type: A [m, k], B [k, n]
    (B = xᵀ read from memory is loaded as x's [n, k] tile, transposed by the gemm) */
+/* Does a sum state of the pass being lowered reduce x itself?  (Experimental,
+   TS_ONE_EXP=1: with it the cost model, uncalibrated in how it overlaps
+   HBM traffic with compute, prices materialized scores at 16k as cheap as
+   FlashAttention's loop; on by default once the H200 has timed both.) */
+static bool summed_here(LP *L, const Node *x) {
+  const char *on = getenv("TS_ONE_EXP");
+  if (!on || strcmp(on, "1")) return false;
+  for (int i = 0; i < L->pk->nstates; i++) {
+    const PState *st = &L->pk->states[i];
+    if (st->node->op == OP_SUM && st->node->in[0] == x && st->pass == L->pass && !st->ndrop) return true;
+  }
+  return false;
+}
+
 static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   const Node *x = mm->in[o];
   int r = mm->shape.rank, red = L->pk->redax[mm->id];
@@ -520,6 +534,21 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
     emit_map(L, t, tax, NULL, NULL, value_of(L, x->in[0], sub, false), 0.0);
   } else if (in_mem) {
     emit_map(L, t, tax, NULL, NULL, value_of(L, x, idx, false), 0.0);
+  } else if (o == 0 && summed_here(L, x)) {
+    /* a left operand a sum of this pass also reduces (FlashAttention's P:
+       the row sum and P V): computed once in float32, the sum reads that
+       tile and the product its copy in the storage type (one exp per
+       score, not two) */
+    double saved_other = L->want_other;
+    L->want_other = 0.0;
+    ensure(L, x);
+    L->want_other = saved_other;
+    if (L->tile[x->id] && L->tile[x->id]->shape.rank == 2 && L->tax[x->id][0] == tax[0] && L->tax[x->id][1] == tax[1]) {
+      set_dom(L, tax);
+      emit_map(L, t, tax, NULL, NULL, tile_read(L, x), 0.0);
+    } else {
+      emit_map(L, t, tax, x, idx, NULL, 0.0);
+    }
   } else {
     emit_map(L, t, tax, x, idx, NULL, 0.0);
   }

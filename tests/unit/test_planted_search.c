@@ -334,3 +334,37 @@ TEST(planted_search_mean_shift) {
     arena_free(e.a);
   }
 }
+
+/* TS_ONE_EXP=1 (experimental): the probabilities computed once in float32
+   for the row sum, their storage-type copy for P V; the program must still
+   pass verify, and the key loop holds one exp map fewer. */
+static int count_exp_maps(const StmtList *l) {
+  int n = 0;
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (s->kind == ST_MAP && s->value && s->value->kind == SX_OP && s->value->op == OP_EXP && s->dst->shape.rank == 2) n++;
+    n += count_exp_maps(&s->body) + count_exp_maps(&s->orelse);
+  }
+  return n;
+}
+
+TEST(one_exp_per_score_passes_verify) {
+  int exps[2] = {0, 0};
+  for (int one = 0; one < 2; one++) {
+    if (one) setenv("TS_ONE_EXP", "1", 1);
+    PEnv e;
+    SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
+    TileProgram *tp = searched(&e, attn_src, sizes, 2);
+    unsetenv("TS_ONE_EXP");
+    REQUIRE(tp);
+    Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
+    REQUIRE(fused);
+    exps[one] = count_exp_maps(&fused->body);
+    VerifyResult res;
+    bool ok = passes(&e, &res);
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "  one exp %d: %s\n", one, res.msg);
+    arena_free(e.a);
+  }
+  CHECK(exps[1] == exps[0] - 1);
+}
