@@ -349,7 +349,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
       return;
     }
     emit_printf(e, "%s%s(%s, %s, dim=1, clear=%s)\n", ind, fn, s->a->name, s->dst->name, s->clear ? "True" : "False");
-    if (s->reduce_op != OP_SUM && s->a->shape.rank == 2) {
+    if (s->reduce_op != OP_SUM && s->a->shape.rank == 2 && !s->nan_ok) {
       /* T.reduce_max/min drop NaNs: add each row's sum of its NaNs (0 or NaN) */
       const char *a = s->a->name, *d = s->dst->name;
       emit_printf(e, "%sfor i, j in T.Parallel(%lld, %lld):\n", ind, (long long)s->a->shape.d[0].n,
@@ -440,7 +440,7 @@ typedef struct NanBufs { Emit *e; const Stmt *seen[64]; int n; } NanBufs;
 static bool declare_nan(const Stmt *s, int depth, void *ud) {
   (void)depth;
   NanBufs *nb = ud;
-  if (s->kind != ST_REDUCE || s->reduce_op == OP_SUM || s->a->shape.rank != 2) return true;
+  if (s->kind != ST_REDUCE || s->reduce_op == OP_SUM || s->a->shape.rank != 2 || s->nan_ok) return true;
   for (int i = 0; i < nb->n; i++)
     if (nb->seen[i]->a == s->a && nb->seen[i]->dst == s->dst) return true;
   if (nb->n < 64) nb->seen[nb->n++] = s;

@@ -215,7 +215,9 @@ static void block(Emit *e, const char *ind, const Stmt *s, int64_t r, int64_t c)
 /* The accumulator's update, @D the accumulator, @A the tile.  tl.max and
    tl.min drop NaNs: adding the row's sum of its NaNs (0 or NaN) makes a
    row holding one reduce to NaN, as the graph's amax and amin do. */
-static const char *reduce_combine(Op op) {
+static const char *reduce_combine(Op op, bool nan_ok) {
+  if (nan_ok && op == OP_AMAX) return "tl.maximum(@D, tl.max(@A, axis=1))"; /* (Stmt.nan_ok) */
+  if (nan_ok && op == OP_AMIN) return "tl.minimum(@D, tl.min(@A, axis=1))";
   return op == OP_SUM    ? "@D + tl.sum(@A, axis=1)"
          : op == OP_AMAX ? "tl.maximum(@D, tl.max(@A, axis=1) + tl.sum(tl.where(@A != @A, @A, 0.0), axis=1), "
                            "propagate_nan=tl.PropagateNan.ALL)"
@@ -277,7 +279,7 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     return;
   }
   case ST_REDUCE: {
-    const char *comb = reduce_combine(s->reduce_op);
+    const char *comb = reduce_combine(s->reduce_op, s->nan_ok);
     if (!comb) {
       emit_fail(e, "a reduce with op %s", op_info[s->reduce_op].name);
       return;

@@ -80,6 +80,7 @@ typedef struct LP {
   SExpr *base[PLAN_MAX_AXES];
   int dom[2];           /* the axes i and j iterate in the statement being built */
   TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
+  bool nan_ok[PLAN_MAX_STATES]; /* a max/min state whose dropped NaNs reach every output anyway */
   TBuf *part[PLAN_MAX_STATES];  /* split partials of each state (scratch) */
   OpTile optiles[32];
   int noptiles;
@@ -957,6 +958,7 @@ static void update_state(LP *L, int si) {
       }
       Stmt *red = emit(L, ST_REDUCE);
       red->dst = L->tile[r->id], red->a = src, red->reduce_op = r->op, red->clear = false;
+      red->nan_ok = L->nan_ok[si];
     }
   }
   for (int i = 0; i < st->ndrop; i++) L->sub[st->drop[i].n->id] = SUB_NONE;
@@ -1186,8 +1188,48 @@ static bool lower_combine(LP *L, int64_t splits) {
   return true;
 }
 
+/* A state rescaled against D whose operand is exp(c (y - D)) itself (no
+   select or factor around it): a NaN in y, which a max that drops NaNs
+   misses, makes this state NaN on its row all the same. */
+static bool clean_law_state(const PState *st, const Node *D) {
+  if (st->dep != D || st->shift || st->ndrop) return false;
+  const Node *x = st->node->in[0];
+  return x->op == OP_EXP;
+}
+
+/* May max/min state D drop NaNs (Stmt.nan_ok)?  When every other state that
+   reads it is a clean law state against it, D is not stored, and every
+   output that reads D reads such a state too (or is one): then where
+   PyTorch's max would be NaN, every output that could see it is NaN anyway
+   (attention, softmax, log-softmax, cross-entropy).  The NaN-propagating
+   max costs a second reduction per tile. */
+static bool max_may_drop_nans(LP *L, int di) {
+  PKernel *pk = L->pk;
+  const Node *D = pk->states[di].node;
+  if (D->op != OP_AMAX && D->op != OP_AMIN) return false;
+  bool any = false;
+  for (int i = 0; i < pk->nstates; i++) {
+    if (i == di) continue;
+    const PState *st = &pk->states[i];
+    if (reads_state(L, st->node, D) && !clean_law_state(st, D)) return false;
+    any |= clean_law_state(st, D);
+  }
+  if (!any) return false;
+  for (int o = 0; o < pk->outs.len; o++) {
+    const Node *out = pk->outs.data[o];
+    if (out == D) return false;
+    if (!reads_state(L, out, D)) continue;
+    bool covered = false;
+    for (int i = 0; i < pk->nstates && !covered; i++)
+      covered = clean_law_state(&pk->states[i], D) && (out == pk->states[i].node || reads_state(L, out, pk->states[i].node));
+    if (!covered) return false;
+  }
+  return true;
+}
+
 static bool lower_fused(LP *L) {
   PKernel *pk = L->pk;
+  for (int i = 0; i < pk->nstates; i++) L->nan_ok[i] = max_may_drop_nans(L, i);
   Kernel *k = arena_alloc(L->a, sizeof *k);
   L->k = k;
   k->kind = KERNEL_FUSED;

@@ -121,6 +121,9 @@ struct Stmt {
   SExpr *other;       /* MAP: the value where mask is false */
   Op reduce_op;       /* REDUCE: OP_SUM, OP_AMAX or OP_AMIN */
   bool clear;         /* REDUCE */
+  bool nan_ok;        /* REDUCE amax/amin: may drop NaNs (as fmax does): every output
+                         reading it also reads a sum of exp(y - it) over the same y,
+                         NaN wherever a NaN was dropped (plan lowering proves it) */
   TBuf *global;       /* STORE, ATOMIC_ADD */
   SExpr **gidx;       /* STORE: one index per global dimension */
   int ngidx;

@@ -399,10 +399,10 @@ static void exec_stmt(TRun *r, const Stmt *s) {
         if (!s->clear) acc += d[i];
       } else if (s->reduce_op == OP_AMAX) {
         acc = s->clear ? -INFINITY : d[i];
-        for (int64_t j = 0; j < ac; j++) acc = isnan(row[j]) || row[j] > acc ? row[j] : acc;
+        for (int64_t j = 0; j < ac; j++) acc = (isnan(row[j]) && !s->nan_ok) || row[j] > acc ? row[j] : acc;
       } else if (s->reduce_op == OP_AMIN) {
         acc = s->clear ? INFINITY : d[i];
-        for (int64_t j = 0; j < ac; j++) acc = isnan(row[j]) || row[j] < acc ? row[j] : acc;
+        for (int64_t j = 0; j < ac; j++) acc = (isnan(row[j]) && !s->nan_ok) || row[j] < acc ? row[j] : acc;
       } else {
         fail(r, "reduce with '%s', not sum, amax or amin",
              (unsigned)s->reduce_op < OP_COUNT ? op_info[s->reduce_op].name : "?");

@@ -368,3 +368,44 @@ TEST(one_exp_per_score_passes_verify) {
   }
   CHECK(exps[1] == exps[0] - 1);
 }
+
+/* The key loop's running max may drop NaNs (Stmt.nan_ok: no second
+   reduction per tile): every output reading it also reads the row sum of
+   exp(s - max), which a NaN score makes NaN.  A NaN in one query row must
+   still give exactly that row NaN, as the graph (PyTorch) does. */
+TEST(nan_dropping_max_keeps_nan_rows) {
+  PEnv e;
+  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
+  TileProgram *tp = searched(&e, attn_src, sizes, 2);
+  REQUIRE(tp);
+  Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
+  REQUIRE(fused);
+  Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+  REQUIRE(loop);
+  bool dropping = false;
+  for (int i = 0; i < loop->body.len; i++)
+    dropping |= loop->body.data[i]->kind == ST_REDUCE && loop->body.data[i]->reduce_op == OP_AMAX &&
+                loop->body.data[i]->nan_ok;
+  CHECK(dropping);
+  Graph *g = tp->g;
+  Tensor **in = calloc((size_t)g->ninputs + 1, sizeof *in);
+  if (setjmp(e.jb) == 0) {
+    verify_inputs(g, tp->dtype, VIN_NORMAL, 5, in);
+    in[0]->data[5 * 16 + 3] = NAN; /* q[5, 3] */
+    TileFault f;
+    Tensor *got = tile_run(tp, in, NULL, &f), *want = interp_run(g, in);
+    REQUIRE(got && want);
+    int64_t n = shape_numel(&want->shape), same = 0, nans = 0;
+    for (int64_t i = 0; i < n; i++) {
+      same += isnan(got->data[i]) == isnan(want->data[i]);
+      nans += isnan(want->data[i]);
+    }
+    CHECK(same == n);
+    CHECK(nans == 16); /* the row of q[5] */
+    tensor_free(got);
+    tensor_free(want);
+  }
+  for (int i = 0; i < g->ninputs; i++) tensor_free(in[i]);
+  free(in);
+  arena_free(e.a);
+}
