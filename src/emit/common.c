@@ -390,6 +390,45 @@ static void run_fn(Emit *e) {
   emit_printf(e, "    return %s.reshape(%s)\n\n\n", e->gname[tp->output->id], shape_tuple(e, &tp->output->shape, false));
 }
 
+/* ---- torch.library ---- */
+
+/* register(): run() as a PyTorch custom op (CUDA) with a fake
+   implementation that gives the output's shape and dtype from nothing, so
+   torch.compile traces through the op instead of breaking the graph and
+   CUDA graphs capture its launches.  Explicit (not at import) and
+   idempotent. */
+static void register_fn(Emit *e) {
+  const TileProgram *tp = e->tp;
+  const Graph *g = tp->g;
+  const char *entry = g->entry ? g->entry : "entry";
+  char *opname = arena_printf(e->a, "%s", entry);
+  for (char *c = opname; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) *c = '_';
+  const char *shape = shape_tuple(e, &tp->output->shape, false), *dt = emit_torch_dtype(tp->output->dtype);
+  emit_printf(e, "%sOP = None\n\n\n", e->pre);
+  emit_printf(e,
+              "def register(namespace=\"tilesmith\"):\n"
+              "    \"\"\"Register run() as the custom op torch.ops.<namespace>.%s (CUDA), with a\n"
+              "    fake implementation that gives the output's shape %s and dtype %s\n"
+              "    without computing: torch.compile traces through the op and CUDA graphs\n"
+              "    capture its launches.  Returns the op; calling it again returns the same op.\"\"\"\n"
+              "    global %sOP\n"
+              "    if %sOP is None:\n\n"
+              "        @torch.library.custom_op(f\"{namespace}::%s\", mutates_args=(), device_types=\"cuda\")\n"
+              "        def op(",
+              opname, shape, dt, e->pre, e->pre, opname);
+  for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s: torch.Tensor", i ? ", " : "", e->pname[i]);
+  emit_printf(e, ") -> torch.Tensor:\n            return %srun(*%scheck(\"%s\", (", e->pre, e->pre, opname);
+  input_names(e, false);
+  emit_printf(e, "%s)))\n\n", g->ninputs == 1 ? "," : "");
+  emit_printf(e, "        @op.register_fake\n        def _(*args):\n");
+  if (g->ninputs > 0)
+    emit_printf(e, "            return args[0].new_empty(%s, dtype=%s)\n\n", shape, dt);
+  else
+    emit_printf(e, "            return torch.empty(%s, dtype=%s, device=\"cuda\")\n\n", shape, dt);
+  emit_printf(e, "        %sOP = op\n    return %sOP\n\n\n", e->pre, e->pre);
+}
+
 /* ---- the reference, from the graph ---- */
 
 static const char *torch_op(Op op) {
@@ -663,6 +702,7 @@ bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *inf
   e.k = NULL;
   e.t->extras(&e);
   run_fn(&e);
+  register_fn(&e);
   reference_fn(&e);
   main_fn(&e);
   bool ok = !e.failed;

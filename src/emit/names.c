@@ -110,7 +110,7 @@ static const char *py_reserved[] = {
     "float", "int", "len", "range", "min", "max", "abs", "pow", "sum", "print", "sys", "dev", "libdevice", "INF",
     "NAN", "out_idx", "statistics", "tensors", "args", "ref", "res", "compare", "bench", "random_inputs", "RTOL",
     "ATOL", "gen", "PRIM_FUNCS", "TRITON_KERNELS", "TARGET", "_COMPILED", "compiled_kernel", "main", "run",
-    "reference", "torch", "triton", "tl", "T", "tilelang", "compile_only", "i", "j", "k", "bx", "by", "bz", "_zero", "_mask"};
+    "reference", "torch", "triton", "tl", "T", "tilelang", "compile_only", "register", "i", "j", "k", "bx", "by", "bz", "_zero", "_mask"};
 
 /* s is prefix followed by one or more digits only? */
 static bool prefix_digits(const char *s, const char *prefix) {

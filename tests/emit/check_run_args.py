@@ -19,7 +19,10 @@ GPU.  For each case below and each target, writes the module with
 - run() given correct tensors on the CPU (positionally and by keyword) gets
   past every other check and refuses them for their device, naming the first
   argument (devices are checked last, so that this machine reaches the rest);
-- reference() takes the same arguments, checks their shapes and runs on the CPU.
+- reference() takes the same arguments, checks their shapes and runs on the CPU;
+- register() makes the custom op torch.ops.tilesmith_<target>.<entry> (once:
+  a second call returns it), whose fake implementation gives the output's
+  shape and dtype on fake CUDA tensors, and which refuses CPU tensors.
 
 The inputs are built from `tilesmith graph --format json` (shapes, Index or
 not), not from the module.  One line per check, then "N passed, M failed".
@@ -169,6 +172,30 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
         report(ok, f"{label}: reference() runs on the CPU", "" if ok else f"{out.dtype} {tuple(out.shape)}")
     except Exception as e:  # noqa: BLE001
         report(False, f"{label}: reference() runs on the CPU", f"{type(e).__name__}: {e}")
+    # register(): a custom op whose fake implementation gives the output's
+    # shape and dtype (what torch.compile traces with), on fake CUDA tensors
+    ns = f"tilesmith_{target}"
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        op = mod.register(ns)
+        again = mod.register(ns) is op
+        want_shape = tuple(nodes[graph["output"]]["shape"])
+        with FakeTensorMode():
+            fake = [torch.empty(s, dtype=t, device="cuda") for s, t in zip(shapes, want)]
+            fo = getattr(getattr(torch.ops, ns), entry)(*fake)
+        ok = again and tuple(fo.shape) == want_shape and fo.dtype == DTYPES[dtype] and fo.device.type == "cuda"
+        report(ok, f"{label}: register() makes torch.ops.{ns}.{entry}, its fake output {want_shape}",
+               "" if ok else f"again={again} {fo.dtype} {tuple(fo.shape)} {fo.device}")
+    except Exception as e:  # noqa: BLE001
+        report(False, f"{label}: register() makes torch.ops.{ns}.{entry}", f"{type(e).__name__}: {e}")
+    try:
+        getattr(getattr(torch.ops, ns), entry)(*good)
+        report(False, f"{label}: the op refuses CPU tensors (it has a CUDA implementation only)", "it ran")
+    except NotImplementedError:
+        report(True, f"{label}: the op refuses CPU tensors (it has a CUDA implementation only)")
+    except Exception as e:  # noqa: BLE001
+        report(False, f"{label}: the op refuses CPU tensors", f"{type(e).__name__}: {e}")
 
 
 def main():
