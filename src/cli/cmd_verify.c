@@ -8,7 +8,8 @@
 #include "cli.h"
 
 int cmd_verify(Opts *o) {
-  VerifyOpts vo = {.dtype = DT_BF16, .seed = o->seed, .trials = o->trials, .out = stdout};
+  VerifyOpts vo = {.dtype = DT_BF16, .seed = o->seed, .trials = o->trials, .out = stdout,
+                   .json = o->format && !strcmp(o->format, "json")};
   if (o->dtype && !dtype_parse(o->dtype, &vo.dtype))
     return usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
   Session s;
@@ -26,8 +27,9 @@ int cmd_verify(Opts *o) {
     vo.plan = cp.plan;
     vo.bind = o->bind;
     vo.nbind = o->nbind;
-    printf("plan: %d kernel%s (searched at the entry's sizes; verified on shrunken instances)\n", cp.tp->kernels.len,
-           cp.tp->kernels.len == 1 ? "" : "s");
+    if (!vo.json)
+      printf("plan: %d kernel%s (searched at the entry's sizes; verified on shrunken instances)\n", cp.tp->kernels.len,
+             cp.tp->kernels.len == 1 ? "" : "s");
   }
   rc = verify_entry(&s.ctx, &s.prog, o->entry, o->sizes, o->nsizes, &vo) ? EXIT_USER : EXIT_OK;
 done:

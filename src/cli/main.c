@@ -321,7 +321,7 @@ static const Command commands[] = {
      "real tensors (default bf16); accumulation is float32.\n",
      cmd_tiles, true, false},
     {"verify", "check the tile program against the graph on small instances",
-     "tilesmith verify FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--seed S] [--trials N]",
+     "tilesmith verify FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--seed S] [--trials N] [--format text|json]",
      "Checks the program opt emits: the plan searched at the entry's sizes,\n"
      "carried over to shrunken instances of the same program (dimensions\n"
      "reduced, with and without tails; sizes that change the program's\n"
@@ -393,7 +393,8 @@ static void print_cmd_help(const Command *c) {
            "  --candidate K         the search's K-th runner-up plan instead of its choice\n"
            "                        (explain lists them; for timing the cost model's alternatives)\n"
            "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
-  if (c->run == cmd_explain || c->run == cmd_tiles) printf("  --format F            text (default) or json\n");
+  if (c->run == cmd_explain || c->run == cmd_tiles || c->run == cmd_verify)
+    printf("  --format F            text (default) or json\n");
   if (c->run == cmd_verify)
     printf("  --seed S              seed of the random inputs (default 0)\n"
            "  --trials N            random trials per instance (default 3)\n");
@@ -479,7 +480,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
                ((v = opt_value(argc, argv, &i, "--dtype", &m)) || m)) {
       if (!v) return usage_error("--dtype needs bf16, f16 or f32");
       o->dtype = v;
-    } else if ((cur_cmd->run == cmd_graph || cur_cmd->run == cmd_explain || cur_cmd->run == cmd_tiles) &&
+    } else if ((cur_cmd->run == cmd_graph || cur_cmd->run == cmd_explain || cur_cmd->run == cmd_tiles ||
+                cur_cmd->run == cmd_verify) &&
                ((v = opt_value(argc, argv, &i, "--format", &m)) || m)) {
       if (!v) return usage_error(cur_cmd->run == cmd_graph ? "--format needs text, dot or json" : "--format needs text or json");
       if (cur_cmd->run != cmd_graph && strcmp(v, "text") && strcmp(v, "json"))

@@ -256,20 +256,14 @@ void tile_json_globals(Json *j, const TileProgram *tp) {
   for (int i = 0; i < tp->globals.len; i++) {
     const TBuf *b = tp->globals.data[i];
     json_begin_obj(j);
-    json_key(j, "name");
-    json_str(j, b->name);
+    json_kstr(j, "name", b->name);
     json_key(j, "shape");
     json_begin_arr(j);
     for (int d = 0; d < b->shape.rank; d++) json_int(j, b->shape.d[d].n);
     json_end_arr(j);
-    json_key(j, "dtype");
-    json_str(j, dtype_name(b->dtype));
-    json_key(j, "role");
-    json_str(j, tile_role_name(b->role));
-    if (b->role == GB_SCRATCH) {
-      json_key(j, "init");
-      json_num(j, b->init);
-    }
+    json_kstr(j, "dtype", dtype_name(b->dtype));
+    json_kstr(j, "role", tile_role_name(b->role));
+    if (b->role == GB_SCRATCH) json_knum(j, "init", b->init);
     json_end_obj(j);
   }
   json_end_arr(j);
@@ -278,10 +272,8 @@ void tile_json_globals(Json *j, const TileProgram *tp) {
 void tile_print_json(FILE *out, const TileProgram *tp) {
   Json j = {.f = out, .pretty = true};
   json_begin_obj(&j);
-  json_key(&j, "entry");
-  json_str(&j, tp->g->entry ? tp->g->entry : "main");
-  json_key(&j, "dtype");
-  json_str(&j, dtype_name(tp->dtype));
+  json_kstr(&j, "entry", tp->g->entry ? tp->g->entry : "main");
+  json_kstr(&j, "dtype", dtype_name(tp->dtype));
   json_key(&j, "global_buffers");
   tile_json_globals(&j, tp);
   json_key(&j, "kernels");
@@ -289,14 +281,12 @@ void tile_print_json(FILE *out, const TileProgram *tp) {
   for (int k = 0; k < tp->kernels.len; k++) {
     const Kernel *K = tp->kernels.data[k];
     json_begin_obj(&j);
-    json_key(&j, "name");
-    json_str(&j, K->name);
+    json_kstr(&j, "name", K->name);
     json_key(&j, "grid");
     json_begin_arr(&j);
     for (int d = 0; d < 3; d++) json_int(&j, K->grid[d]);
     json_end_arr(&j);
-    json_key(&j, "threads");
-    json_int(&j, K->threads);
+    json_kint(&j, "threads", K->threads);
     json_key(&j, "node");
     if (K->node) json_int(&j, K->node->id);
     else json_null(&j);
@@ -305,12 +295,9 @@ void tile_print_json(FILE *out, const TileProgram *tp) {
     for (int i = 0; i < K->bufs.len; i++) {
       const TBuf *b = K->bufs.data[i];
       json_begin_obj(&j);
-      json_key(&j, "name");
-      json_str(&j, b->name);
-      json_key(&j, "scope");
-      json_str(&j, scope_name(b->scope));
-      json_key(&j, "dtype");
-      json_str(&j, dtype_name(b->dtype));
+      json_kstr(&j, "name", b->name);
+      json_kstr(&j, "scope", scope_name(b->scope));
+      json_kstr(&j, "dtype", dtype_name(b->dtype));
       json_key(&j, "shape");
       json_begin_arr(&j);
       for (int d = 0; d < b->shape.rank; d++) json_int(&j, b->shape.d[d].n);

@@ -207,3 +207,19 @@ void json_null(Json *j) {
   json_sep(j);
   fputs("null", j->f);
 }
+
+void json_kstr(Json *j, const char *k, const char *v) {
+  json_key(j, k);
+  if (v) json_str(j, v);
+  else json_null(j);
+}
+
+void json_kint(Json *j, const char *k, int64_t v) {
+  json_key(j, k);
+  json_int(j, v);
+}
+
+void json_knum(Json *j, const char *k, double v) {
+  json_key(j, k);
+  json_num(j, v);
+}

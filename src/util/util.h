@@ -143,5 +143,9 @@ void json_int(Json *j, int64_t v);
 void json_num(Json *j, double v);          /* NaN/inf written as strings */
 void json_bool(Json *j, bool v);
 void json_null(Json *j);
+/* a key and its value in one call */
+void json_kstr(Json *j, const char *k, const char *v);   /* NULL: null */
+void json_kint(Json *j, const char *k, int64_t v);
+void json_knum(Json *j, const char *k, double v);
 
 #endif

@@ -745,7 +745,32 @@ static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg
 typedef struct Tally {
   int pass, fail, skip, instances, nostruct;
   int64_t elements, unverifiable; /* over every trial */
+  Json *json;                     /* --format json: the records go here, not lines */
 } Tally;
+
+/* One check's outcome: a line ("ok   LABEL (dtype) INPUT: MSG"), or with
+   --format json a record of the results array. */
+static void record(Tally *tl, FILE *out, const char *status, const char *label, DType dt, const char *input,
+                   const char *msg, const VerifyResult *res) {
+  if (!tl->json) {
+    if (input) fprintf(out, "%s %s (%s) %s: %s\n", status, label, dtype_name(dt), input, msg);
+    else fprintf(out, "%s %s (%s): %s\n", status, label, dtype_name(dt), msg);
+    return;
+  }
+  Json *j = tl->json;
+  json_begin_obj(j);
+  json_kstr(j, "status", !strcmp(status, "ok  ") ? "ok" : !strcmp(status, "FAIL") ? "fail" : "skip");
+  json_kstr(j, "instance", label);
+  json_kstr(j, "input", input);
+  json_kstr(j, "message", msg);
+  if (res) {
+    json_kstr(j, "kernel", res->kernel ? res->kernel->name : NULL);
+    json_knum(j, "worst", res->worst);
+    json_kint(j, "elements", res->elements);
+    json_kint(j, "unverifiable", res->unverifiable);
+  }
+  json_end_obj(j);
+}
 
 /* One trial with fresh inputs; the graph interpreter's errors are caught. */
 static void one_trial(Ctx *c, const TileProgram *tp, DType dt, VerifyInput kind, uint64_t seed, VerifyResult *res) {
@@ -809,7 +834,7 @@ static void check_rewrite(Ctx *c, Graph *orig, Graph *rw, const char *label, con
   tensor_free(b);
   for (int i = 0; in && i < orig->ninputs; i++) tensor_free(in[i]);
   free(in);
-  fprintf(out, "%s %s (%s) rewrite: %s\n", ok ? "ok  " : "FAIL", label, dtype_name(o->dtype), msg);
+  record(tl, out, ok ? "ok  " : "FAIL", label, o->dtype, "rewrite", msg, NULL);
   if (ok) tl->pass++;
   else tl->fail++;
 }
@@ -826,7 +851,7 @@ static void run_instance(Ctx *c, const TileProgram *tp, const char *label, const
     else snprintf(name, sizeof name, "%s", verify_input_name(kind));
     VerifyResult res;
     one_trial(c, tp, o->dtype, kind, seed, &res);
-    fprintf(out, "%s %s (%s) %s: %s\n", res.skipped ? "skip" : res.pass ? "ok  " : "FAIL", label, dtype_name(o->dtype), name, res.msg);
+    record(tl, out, res.skipped ? "skip" : res.pass ? "ok  " : "FAIL", label, o->dtype, name, res.msg, &res);
     tl->elements += res.elements;
     tl->unverifiable += res.unverifiable;
     if (res.skipped) tl->skip++;
@@ -872,6 +897,15 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
   for (int k = 0; k < nn; k++) vmax = nats[k].value > vmax ? nats[k].value : vmax;
   int ndone = 0;
   Tally tl = {0};
+  Json json = {.f = out, .pretty = true};
+  if (o->json) {
+    tl.json = &json;
+    json_begin_obj(&json);
+    json_kstr(&json, "entry", entry);
+    json_kstr(&json, "dtype", dtype_name(o->dtype));
+    json_key(&json, "results");
+    json_begin_arr(&json);
+  }
   Arena *home = c->arena;
   /* with a plan: sizes that change the graph's structure (a depth that
      unrolls layers) keep their value, so the plan carries over */
@@ -912,9 +946,15 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
       if (!tp && skip[0]) {
         /* the planned program has another structure at these sizes (a
            dimension of 1 folds something away): not this instance */
-        fprintf(out, "skip ");
-        for (int k = 0; k < nn; k++) fprintf(out, "%s%s=%lld", k ? "," : "", s[k].name, (long long)s[k].value);
-        fprintf(out, " [%s]: the plan does not carry over: %s\n", family_name[fam], skip);
+        char lab[512], why[400];
+        size_t u = 0;
+        lab[0] = 0;
+        for (int k = 0; k < nn && u < sizeof lab; k++)
+          u += (size_t)snprintf(lab + u, sizeof lab - u, "%s%s=%lld", k ? "," : "", s[k].name, (long long)s[k].value);
+        if (u < sizeof lab) snprintf(lab + u, sizeof lab - u, " [%s]", family_name[fam]);
+        snprintf(why, sizeof why, "the plan does not carry over: %s", skip);
+        if (tl.json) record(&tl, out, "skip", lab, o->dtype, NULL, why, NULL);
+        else fprintf(out, "skip %s: %s\n", lab, why);
         tl.nostruct++;
       }
       bool run = broken || (tp && tile_work(tp) <= WORK_BUDGET);
@@ -929,8 +969,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
         memcpy(done[ndone++], vals, sizeof(int64_t) * (size_t)nn);
         if (broken) {
           /* an internal error of the lowering is a failure of the instance */
-          fprintf(out, "FAIL %s (%s): the lowering broke a tile invariant (printed above)\n", label,
-                  dtype_name(o->dtype));
+          record(&tl, out, "FAIL", label, o->dtype, NULL, "the lowering broke a tile invariant (printed above)", NULL);
           tl.instances++;
           tl.fail++;
         } else {
@@ -943,10 +982,25 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
       if (run || fam == 0) break;
     }
   }
+  if (tl.json) {
+    json_end_arr(&json);
+    json_kint(&json, "instances", tl.instances);
+    json_kint(&json, "passed", tl.pass);
+    json_kint(&json, "failed", tl.fail);
+    json_kint(&json, "skipped_trials", tl.skip);
+    json_kint(&json, "skipped_instances", tl.nostruct);
+    json_kint(&json, "elements", tl.elements);
+    json_kint(&json, "unverifiable", tl.unverifiable);
+    json_key(&json, "ok");
+    json_bool(&json, tl.instances && !tl.fail);
+    json_end_obj(&json);
+    fputc('\n', out);
+  }
   if (!tl.instances) {
     fprintf(err, "tilesmith: error: no small instance of '%s' elaborates (tried sizes of every family)\n", entry);
     return 1;
   }
+  if (tl.json) return tl.fail ? 1 : 0;
   fprintf(out, "verify %s, storage %s: %d instance%s, %d trials: %d passed, %d failed", entry, dtype_name(o->dtype),
           tl.instances, tl.instances == 1 ? "" : "s", tl.pass + tl.fail + tl.skip, tl.pass, tl.fail);
   if (tl.skip) fprintf(out, ", %d skipped (inputs out of range)", tl.skip);

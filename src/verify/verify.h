@@ -64,6 +64,10 @@ typedef struct VerifyOpts {
   uint64_t seed;
   int trials;           /* random-normal trials per instance (0 = 3) */
   FILE *out;            /* one line per trial and a summary */
+  bool json;            /* instead, one JSON object: entry, dtype, results (one record per
+                           check: status, instance, input, message, kernel, worst, elements,
+                           unverifiable), instances, passed, failed, skipped_trials,
+                           skipped_instances, elements, unverifiable, ok */
   /* the plan opt emits, searched at the entry's own sizes: each shrunken
      instance is lowered with it carried over (plan_transfer); NULL: the
      naive lowering */
