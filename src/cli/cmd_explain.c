@@ -241,18 +241,14 @@ static void json_kernel(Json *j, Arena *a, const Plan *p, const Kernel *k, const
 }
 
 int cmd_explain(Opts *o) {
-  DType dt = DT_BF16;
-  if (o->dtype && !dtype_parse(o->dtype, &dt))
-    return usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
+  DType dt;
+  if (!opts_dtype(o, &dt)) return EXIT_USAGE;
   const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
   Session s;
   session_open(&s);
   int rc = EXIT_USER;
-  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
-  if (!g) goto done;
-  o->nbind = entry_bindings(&s, o, o->bind, 64);
   Compiled cp;
-  TileProgram *tp = compile_program(o, g, dt, &cp);
+  TileProgram *tp = compile_entry(&s, o, dt, &cp);
   if (!tp) goto done;
   int nk = tp->kernels.len;
   KernelCost *kc = arena_alloc(s.arena, sizeof *kc * (size_t)(nk ? nk : 1));

@@ -14,18 +14,14 @@
 #include "cli.h"
 
 int cmd_opt(Opts *o) {
-  DType dt = DT_BF16;
+  DType dt;
   Target target;
-  if (o->dtype && !dtype_parse(o->dtype, &dt))
-    return usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
+  if (!opts_dtype(o, &dt)) return EXIT_USAGE;
   if (!target_parse(o->target, &target)) return usage_error("--target must be tilelang or triton, not '%s'", o->target);
   Session s;
   session_open(&s);
   int rc = EXIT_USER;
-  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
-  if (!g) goto done;
-  o->nbind = entry_bindings(&s, o, o->bind, 64);
-  TileProgram *tp = compile_program(o, g, dt, NULL);
+  TileProgram *tp = compile_entry(&s, o, dt, NULL);
   if (!tp) goto done;
   /* the --size bindings, for the module's header */
   char *sizes = arena_strdup(s.arena, "");

@@ -8,22 +8,18 @@
 #include "cli.h"
 
 int cmd_verify(Opts *o) {
-  VerifyOpts vo = {.dtype = DT_BF16, .seed = o->seed, .trials = o->trials, .out = stdout,
-                   .json = o->format && !strcmp(o->format, "json")};
-  if (o->dtype && !dtype_parse(o->dtype, &vo.dtype))
-    return usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
+  VerifyOpts vo = {.seed = o->seed, .trials = o->trials, .out = stdout, .json = o->format && !strcmp(o->format, "json")};
+  if (!opts_dtype(o, &vo.dtype)) return EXIT_USAGE;
   Session s;
   session_open(&s);
   int rc = EXIT_USER;
-  if (!load(&s, o->file)) goto done;
-  if (!o->naive) {
+  if (o->naive) {
+    if (!load(&s, o->file)) goto done;
+  } else {
     /* the plan opt would emit at the entry's sizes; verify checks it on
        shrunken instances (sizes the entry leaves open get those of --size) */
-    Graph *g = elaborate(&s, o, o->entry);
-    if (!g) goto done;
     Compiled cp;
-    o->nbind = entry_bindings(&s, o, o->bind, 64);
-    if (!compile_program(o, g, vo.dtype, &cp)) goto done;
+    if (!compile_entry(&s, o, vo.dtype, &cp)) goto done;
     vo.plan = cp.plan;
     vo.bind = o->bind;
     vo.nbind = o->nbind;

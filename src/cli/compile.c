@@ -71,3 +71,17 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
             total / 1e9, gpu->name, gpu->hbm / 1e9);
   return out->tp;
 }
+
+TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out) {
+  Graph *g = load(s, o->file) ? elaborate(s, o, o->entry) : NULL;
+  if (!g) return NULL;
+  o->nbind = entry_bindings(s, o, o->bind, 64);
+  return compile_program(o, g, dt, out);
+}
+
+bool opts_dtype(const Opts *o, DType *dt) {
+  *dt = DT_BF16;
+  if (!o->dtype || dtype_parse(o->dtype, dt)) return true;
+  usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
+  return false;
+}

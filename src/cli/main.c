@@ -259,21 +259,16 @@ done:
 /* ---- tiles ---- */
 
 static int cmd_tiles(Opts *o) {
-  DType dt = DT_BF16;
-  if (o->dtype && !dtype_parse(o->dtype, &dt))
-    return usage_error("--dtype must be bf16, f16 or f32, not '%s'", o->dtype);
+  DType dt;
+  if (!opts_dtype(o, &dt)) return EXIT_USAGE;
   Session s;
   session_open(&s);
   int rc = EXIT_USER;
-  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
-  if (g) {
-    o->nbind = entry_bindings(&s, o, o->bind, 64);
-  TileProgram *tp = compile_program(o, g, dt, NULL);
-    if (tp) {
-      if (o->format && !strcmp(o->format, "json")) tile_print_json(stdout, tp);
-      else tile_print(stdout, tp);
-      rc = EXIT_OK;
-    }
+  TileProgram *tp = compile_entry(&s, o, dt, NULL);
+  if (tp) {
+    if (o->format && !strcmp(o->format, "json")) tile_print_json(stdout, tp);
+    else tile_print(stdout, tp);
+    rc = EXIT_OK;
   }
   session_close(&s);
   return rc;

@@ -158,6 +158,45 @@ static bool affine(const Node *n, double coef, Atom *at, int *na) {
   return true;
 }
 
+/* The one state of the pass being placed among the atoms (ops: what it may
+   be), its coefficient in *coef; NULL with *ok true if there is none, with
+   *ok false if one is not of those ops or there are two. */
+static const Node *live_atom(Fac *f, const Atom *at, int na, Op op1, Op op2, double *coef, bool *ok) {
+  const Node *D = NULL;
+  *ok = true;
+  for (int i = 0; i < na; i++) {
+    const Node *a = at[i].n;
+    if (at[i].c == 0 || !is_state(f->k, a)) continue;
+    PState *ds = state_of(f->k, a);
+    if (!ds || ds->pass != f->pass) continue; /* final by now: an offset */
+    if ((a->op != op1 && a->op != op2) || D) {
+      *ok = false;
+      return NULL;
+    }
+    D = a;
+    *coef = at[i].c;
+  }
+  return D;
+}
+
+/* at -= c·(y as an affine form); atoms of y that at lacks are appended
+   (append) or refuse the match. */
+static bool subtract_affine(Atom *at, int *na, const Node *y, double c, bool append) {
+  Atom yat[16];
+  int ny = 0;
+  if (!affine(y, c, yat, &ny)) return false;
+  for (int j = 0; j < ny; j++) {
+    bool found = false;
+    for (int i = 0; i < *na && !found; i++)
+      if (at[i].n == yat[j].n) at[i].c -= yat[j].c, found = true;
+    if (!found) {
+      if (!append || *na >= 16) return false;
+      at[(*na)++] = (Atom){yat[j].n, -yat[j].c};
+    }
+  }
+  return true;
+}
+
 /* exp(arg) in a same-pass-dependent position: it must be exp(c·(y − D))
    for D = max y (or exp(c·(D − y)) for D = min y), c > 0, plus offsets
    that neither vary with j nor read a live state.  Compared as affine
@@ -169,33 +208,15 @@ static bool exp_law(Fac *f, const Node *arg) {
   if (!affine(arg, 1.0, at, &na)) return false;
   PKernel *k = f->k;
   /* the live max/min state in the exponent */
-  const Node *D = NULL;
   double cd = 0;
-  for (int i = 0; i < na; i++) {
-    const Node *a = at[i].n;
-    if (at[i].c == 0 || !is_state(k, a)) continue;
-    PState *ds = state_of(k, a);
-    if (!ds || ds->pass != f->pass) continue; /* final by now: an offset */
-    if ((a->op != OP_AMAX && a->op != OP_AMIN) || D) return false;
-    D = a;
-    cd = at[i].c;
-  }
+  bool ok;
+  const Node *D = live_atom(f, at, na, OP_AMAX, OP_AMIN, &cd, &ok);
+  if (!ok) return false;
   if (!D) return true;
   double c = D->op == OP_AMAX ? -cd : cd;
   if (!(c > 0)) return false;
   /* subtract c·(y − D) (max) or c·(D − y) (min): what remains must be offsets */
-  Atom yat[16];
-  int ny = 0;
-  if (!affine(D->in[0], D->op == OP_AMAX ? c : -c, yat, &ny)) return false;
-  for (int j = 0; j < ny; j++) {
-    bool found = false;
-    for (int i = 0; i < na && !found; i++)
-      if (at[i].n == yat[j].n) at[i].c -= yat[j].c, found = true;
-    if (!found) {
-      if (na >= 16) return false;
-      at[na++] = (Atom){yat[j].n, -yat[j].c};
-    }
-  }
+  if (!subtract_affine(at, &na, D->in[0], D->op == OP_AMAX ? c : -c, true)) return false;
   for (int i = 0; i < na; i++) {
     const Node *a = at[i].n;
     if (a == D) continue;
@@ -218,31 +239,15 @@ static bool shift_law(Fac *f, const Node *d) {
   int na = 0;
   if (!affine(d, 1.0, at, &na)) return false;
   PKernel *k = f->k;
-  const Node *S = NULL;
   double cs = 0;
-  for (int i = 0; i < na; i++) {
-    const Node *a = at[i].n;
-    if (at[i].c == 0 || !is_state(k, a)) continue;
-    PState *ss = state_of(k, a);
-    if (!ss || ss->pass != f->pass) continue;
-    if (a->op != OP_SUM || S) return false;
-    S = a;
-    cs = at[i].c;
-  }
+  bool ok;
+  const Node *S = live_atom(f, at, na, OP_SUM, OP_SUM, &cs, &ok);
   if (!S || f->st->dep) return false;
   double n = (double)k->ax[k->stream].size;
   double c = -cs * n; /* d = c·y − (c/n)·S */
   if (!(c != 0)) return false;
   /* subtract c·y: nothing may remain but S */
-  Atom yat[16];
-  int ny = 0;
-  if (!affine(S->in[0], c, yat, &ny)) return false;
-  for (int j = 0; j < ny; j++) {
-    bool found = false;
-    for (int i = 0; i < na && !found; i++)
-      if (at[i].n == yat[j].n) at[i].c -= yat[j].c, found = true;
-    if (!found) return false;
-  }
+  if (!subtract_affine(at, &na, S->in[0], c, false)) return false;
   for (int i = 0; i < na; i++)
     if (at[i].n != S && fabs(at[i].c) > 1e-12 * (1 + fabs(c))) return false;
   f->st->dep = S;

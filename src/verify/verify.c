@@ -316,30 +316,30 @@ static bool covers(const Kernel *K, const Node *n) {
    reduce and gemm destinations' roundoffs: float32 today).  A node held in
    two types (P in float32 for its row sum, in the storage type for a gemm)
    is charged the narrower for all its uses: conservative. */
-static void add_roundoffs(const Kernel *K, const Node *n, double *u, double *uacc);
-
-static void kernel_roundoffs(const Kernel *K, const Node *n, int nn, double *u, double *uacc) {
-  memset(u, 0, sizeof *u * (size_t)nn);
-  memset(uacc, 0, sizeof *uacc * (size_t)nn);
-  add_roundoffs(K, n, u, uacc);
-}
-
-/* K's roundings (every node it computes but n in float32 or its tile's
-   type, sums and products accumulated in float32) added to u and uacc. */
-static void add_roundoffs(const Kernel *K, const Node *n, double *u, double *uacc) {
-  double acc = 0;
-  tile_walk(&K->body, acc_roundoff, &acc);
-  for (int i = 0; i < K->covers.len; i++) {
-    const Node *c = K->covers.data[i];
-    if (c->kind == EK_REAL && c != n && unit_roundoff(DT_F32) > u[c->id]) u[c->id] = unit_roundoff(DT_F32);
-    if ((op_info[c->op].cls == OPC_REDUCE || op_info[c->op].cls == OPC_MATMUL) && acc > uacc[c->id]) uacc[c->id] = acc;
-  }
+/* The roundings to a tile's storage type in K (a gemm operand made in the
+   kernel: attention's probabilities cast for the tensor cores), added to u. */
+static void add_tile_roundings(const Kernel *K, const Node *n, double *u) {
   for (int i = 0; i < K->bufs.len; i++) {
     const TBuf *b = K->bufs.data[i];
     if (b->node && b->node != n && b->node->kind == EK_REAL && covers(K, b->node) &&
         unit_roundoff(b->dtype) > u[b->node->id])
       u[b->node->id] = unit_roundoff(b->dtype);
   }
+}
+
+/* How kernel K rounds the nodes it computes: every one but n in float32,
+   or in its tile's narrower type; sums and products accumulated in float32. */
+static void kernel_roundoffs(const Kernel *K, const Node *n, int nn, double *u, double *uacc) {
+  memset(u, 0, sizeof *u * (size_t)nn);
+  memset(uacc, 0, sizeof *uacc * (size_t)nn);
+  double acc = 0;
+  tile_walk(&K->body, acc_roundoff, &acc);
+  for (int i = 0; i < K->covers.len; i++) {
+    const Node *c = K->covers.data[i];
+    if (c->kind == EK_REAL && c != n) u[c->id] = unit_roundoff(DT_F32);
+    if (op_info[c->op].cls == OPC_REDUCE || op_info[c->op].cls == OPC_MATMUL) uacc[c->id] = acc;
+  }
+  add_tile_roundings(K, n, u);
 }
 
 typedef struct Trial {
@@ -392,37 +392,23 @@ static bool scratch_stmt(const Stmt *s, int depth, void *ud) {
 
 /* A kernel that combines partials is judged on them though they are no
    graph value: a fault found there may lie in the kernel that wrote them. */
-static void scratch_note(const TileProgram *tp, const Kernel *k, char *buf, size_t n) {
+/* The (first) scratch global kernel k reads, or NULL. */
+static const TBuf *scratch_read(const Kernel *k) {
   ScratchRead r = {NULL};
   tile_walk(&k->body, scratch_stmt, &r);
+  return r.found;
+}
+
+static void scratch_note(const TileProgram *tp, const Kernel *k, char *buf, size_t n) {
+  const TBuf *sb = scratch_read(k);
   buf[0] = 0;
-  if (!r.found) return;
+  if (!sb) return;
   for (int i = 0; i < tp->kernels.len; i++)
-    if (store_of(tp->kernels.data[i], r.found)) {
-      snprintf(buf, n, "; it combines the partials %s that %s wrote: the fault may lie there", r.found->name,
+    if (store_of(tp->kernels.data[i], sb)) {
+      snprintf(buf, n, "; it combines the partials %s that %s wrote: the fault may lie there", sb->name,
                tp->kernels.data[i]->name);
       return;
     }
-}
-
-/* The roundings to a tile's storage type in W (a split's probabilities
-   cast for the tensor cores), added to u; not W's float32 accumulation,
-   whose worst-case bound over a long split sum would admit a dropped
-   partial. */
-static void add_tile_roundings(const Kernel *W, const Node *n, double *u) {
-  for (int i = 0; i < W->bufs.len; i++) {
-    const TBuf *b = W->bufs.data[i];
-    if (b->node && b->node != n && b->node->kind == EK_REAL && covers(W, b->node) &&
-        unit_roundoff(b->dtype) > u[b->node->id])
-      u[b->node->id] = unit_roundoff(b->dtype);
-  }
-}
-
-/* Does W store a scratch global that K reads? */
-static bool writes_scratch_read_by(const Kernel *W, const Kernel *K) {
-  ScratchRead r = {NULL};
-  tile_walk(&K->body, scratch_stmt, &r);
-  return r.found && store_of(W, r.found);
 }
 
 static bool fail_at(VerifyResult *res, const Kernel *k, const Stmt *s, const TBuf *b, const Cmp *c,
@@ -507,9 +493,12 @@ static bool trial_run(const TileProgram *tp, Tensor **inputs, bool e2e, VerifyRe
       t->given[n->id] = NULL;
       kernel_roundoffs(K, n, t->nn, t->u, t->uacc);
       /* a combine is judged on partials no graph value holds: the kernels
-         that wrote them rounded too (a split's P in the storage type) */
-      for (int k2 = 0; k2 < k; k2++)
-        if (writes_scratch_read_by(tp->kernels.data[k2], K)) add_tile_roundings(tp->kernels.data[k2], n, t->u);
+         that wrote them rounded to the storage type too (a split's P); not
+         their float32 accumulation, whose worst-case bound over a long
+         split sum would admit a dropped partial */
+      const TBuf *sb = scratch_read(K);
+      for (int k2 = 0; sb && k2 < k; k2++)
+        if (store_of(tp->kernels.data[k2], sb)) add_tile_roundings(tp->kernels.data[k2], n, t->u);
       t->ref = interp_bound(g, inputs, t->given, n, t->u, t->uacc, &t->bound);
       t->given[n->id] = saved;
       Cmp c;

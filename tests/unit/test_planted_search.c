@@ -24,10 +24,14 @@ typedef struct PEnv {
   jmp_buf jb;
   Program prog;
   TileProgram *tp;
+  Plan *plan;
+  SearchStats st;
 } PEnv;
 
-/* The searched tile program of entry "f" of src at the given sizes. */
-static TileProgram *searched(PEnv *e, const char *src, SizeArg *sizes, int nsizes) {
+/* The tile program of entry "f" of src at the given sizes, of the search's
+   choice (candidate 0) or its candidate-th runner-up (NULL if it has none:
+   e->st.ncands says how many it priced). */
+static TileProgram *searched_cand(PEnv *e, const char *src, SizeArg *sizes, int nsizes, int candidate) {
   memset(e, 0, sizeof *e);
   e->a = arena_new();
   ctx_init(&e->c, e->a, stderr);
@@ -38,11 +42,14 @@ static TileProgram *searched(PEnv *e, const char *src, SizeArg *sizes, int nsize
   Graph *g = elab_entry(&e->c, &e->prog, "f", (Pos){0}, sizes, nsizes);
   RewriteInfo ri;
   g = search_rewrite(g, sizes, nsizes, &ri);
-  SearchOpts so = {0};
-  SearchStats st;
-  Plan *p = plan_search(g, DT_BF16, &so, &st);
-  e->tp = tile_lower_plan(p);
+  SearchOpts so = {.candidate = candidate};
+  e->plan = plan_search(g, DT_BF16, &so, &e->st);
+  e->tp = e->plan ? tile_lower_plan(e->plan) : NULL;
   return e->tp && tile_check(e->tp, stderr) ? e->tp : NULL;
+}
+
+static TileProgram *searched(PEnv *e, const char *src, SizeArg *sizes, int nsizes) {
+  return searched_cand(e, src, sizes, nsizes, 0);
 }
 
 static bool trial(PEnv *e, VerifyInput kind, uint64_t seed, VerifyResult *res) {
@@ -256,37 +263,19 @@ TEST(search_runner_up_plans_rebuild_and_verify) {
   static const char *src = "def f (M K N : Nat) (x : Tensor [M, K]) (w b : Param [K]) (W : Param [K, N]) : Tensor [M, N] :=\n"
                            "  layernorm x w b ⬝ W\n";
   SizeArg sizes[3] = {{"M", 64, false}, {"K", 512, false}, {"N", 64, false}};
-  volatile int ncands = -1;
-  for (volatile int k = 1; k <= SEARCH_MAX_CANDS && (ncands < 0 || k <= ncands); k++) {
+  int ncands = -1;
+  for (int k = 1; k <= SEARCH_MAX_CANDS && (ncands < 0 || k <= ncands); k++) {
     PEnv e;
-    memset(&e, 0, sizeof e);
-    e.a = arena_new();
-    ctx_init(&e.c, e.a, stderr);
-    e.c.unwind = &e.jb;
-    SrcFile *f = src_from_string(e.a, "cand.lean", src, strlen(src));
-    if (setjmp(e.jb)) {
-      CHECK(!"unwound");
-      arena_free(e.a);
-      return;
-    }
-    front_load(&e.c, &e.prog, f);
-    Graph *g = elab_entry(&e.c, &e.prog, "f", (Pos){0}, sizes, 3);
-    RewriteInfo ri;
-    g = search_rewrite(g, sizes, 3, &ri);
-    SearchOpts so = {.candidate = k};
-    SearchStats st;
-    Plan *p = plan_search(g, DT_BF16, &so, &st);
-    ncands = st.ncands;
+    TileProgram *tp = searched_cand(&e, src, sizes, 3, k);
+    ncands = e.st.ncands;
     REQUIRE(ncands >= 2); /* a layer norm before a product: fused or not, at least */
-    REQUIRE(p);
-    e.tp = tile_lower_plan(p);
-    REQUIRE(e.tp && tile_check(e.tp, stderr));
+    REQUIRE(tp);
     /* the plan's kernels (a split adds its combine in the tile program) */
-    CHECK(p->kernels.len == st.cands[k - 1].kernels);
+    CHECK(e.plan->kernels.len == e.st.cands[k - 1].kernels);
     VerifyResult res;
     bool ok = passes(&e, &res);
     CHECK(ok);
-    if (!ok) fprintf(stderr, "  candidate %d (%s): %s\n", k, st.cands[k - 1].what, res.msg);
+    if (!ok) fprintf(stderr, "  candidate %d (%s): %s\n", k, e.st.cands[k - 1].what, res.msg);
     arena_free(e.a);
   }
 }
