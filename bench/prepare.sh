@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Write what the GPU harness needs into bench/out/: for every case of
 # bench/cases.txt, the graph JSON and the TileLang and Triton modules, and a
-# manifest.json listing them.  Runs here (no GPU needed); bench/out/ is
+# manifest.json listing them (OUT=DIR: there instead).  Runs here (no GPU needed); bench/out/ is
 # carried to the GPU machine.
 # usage: bench/prepare.sh [./tilesmith] [--dtype bf16]
 # NAIVE=1 also writes the naive lowering's modules (tilelang-naive,
@@ -14,11 +14,15 @@
 # Hopper), an experiment timed beside the element-wise loads.  ONE_EXP=1
 # adds tilelang-1exp and triton-1exp (TS_ONE_EXP=1: a probability tile that
 # a sum and a product both read is computed once, one exp per score).
+# SCHEDULES="s128:stream=128 st3:stages=3" adds tilelang-s128, triton-s128,
+# ... : the searched plan under `opt --schedule VALUE`, one variant per
+# NAME:VALUE (names of letters and digits); NAME:VALUE:copy,1exp also sets
+# TS_TL_COPY=1 and TS_ONE_EXP=1 for that variant.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
 dtype=${DTYPE:-bf16}
-out=bench/out
+out=${OUT:-bench/out}
 rm -rf "$out"
 mkdir -p "$out"
 first=1
@@ -31,6 +35,7 @@ first=1
     preds=""
     variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${TL_COPY:+tilelang-copy} ${ONE_EXP:+tilelang-1exp triton-1exp}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
+    for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
     for variant in $variants; do
       target=${variant%%-*}
       flag=""
@@ -41,6 +46,15 @@ first=1
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
         *-copy) copy=1 ;;
         *-1exp) oneexp=1 ;;
+        *)
+          for sch in ${SCHEDULES:-}; do
+            if [ "${variant#*-}" = "${sch%%:*}" ]; then
+              spec=${sch#*:}
+              flag="--schedule ${spec%%:*}"
+              case "$spec" in *:*copy*) copy=1 ;; esac
+              case "$spec" in *:*1exp*) oneexp=1 ;; esac
+            fi
+          done ;;
       esac
       if TS_TL_COPY=$copy TS_ONE_EXP=$oneexp "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""

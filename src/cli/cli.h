@@ -30,6 +30,8 @@ typedef struct Opts {
   bool rewrite;           /* graph: equality saturation and extraction first */
   bool naive;             /* tiles, verify, opt, explain: the naive lowering, no search */
   int candidate;          /* tiles, verify, opt, explain: the search's k-th runner-up (0: its choice) */
+  Schedule schedule;      /* tiles, verify, opt, explain: --schedule (when has_schedule) */
+  bool has_schedule;
   const char *gpu;        /* the GPU profile the cost model uses */
   const Gpu *gpu_profile;
   SizeArg bind[64];       /* the entry's Nat sizes (entry_bindings), for the rewrite's cost */

@@ -32,7 +32,7 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   if (o->naive) {
     out->tp = tile_lower(g, dt);
   } else {
-    SearchOpts so = {.gpu = o->gpu_profile, .candidate = o->candidate};
+    SearchOpts so = {.gpu = o->gpu_profile, .candidate = o->candidate, .sched = o->has_schedule ? &o->schedule : NULL};
     /* equality saturation, then the plan search on the extracted term */
     out->orig = g;
     g = out->g = search_rewrite(g, o->bind, o->nbind, &out->rewrite);
@@ -42,6 +42,10 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
               out->stats.ncands, out->stats.ncands == 1 ? "" : "s", o->entry, o->candidate);
       return NULL;
     }
+    if (out->stats.sched_unmet)
+      fprintf(stderr, "tilesmith: warning: --schedule fits no candidate of %d fused kernel%s: the cost model chose %s\n",
+              out->stats.sched_unmet, out->stats.sched_unmet == 1 ? "" : "s",
+              out->stats.sched_unmet == 1 ? "its schedule" : "theirs");
     out->tp = tile_lower_plan(out->plan);
     if (!out->tp) {
       for (int i = 0; i < out->plan->kernels.len; i++)

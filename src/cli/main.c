@@ -387,6 +387,10 @@ static void print_cmd_help(const Command *c) {
            "  --naive               the naive lowering: no rewriting, no search\n"
            "  --candidate K         the search's K-th runner-up plan instead of its choice\n"
            "                        (explain lists them; for timing the cost model's alternatives)\n"
+           "  --schedule S          fix schedule choices of the fused kernels, e.g.\n"
+           "                        stream=128,rows=128,threads=256,stages=3,splits=4 (the stream\n"
+           "                        loop's tile, block tile rows and cols, threads, pipeline depth,\n"
+           "                        blocks the stream is split across); the rest the cost model picks\n"
            "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
   if (c->run == cmd_explain || c->run == cmd_tiles || c->run == cmd_verify)
     printf("  --format F            text (default) or json\n");
@@ -467,6 +471,11 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v || !parse_u64(v, &k) || k < 1 || k > SEARCH_MAX_CANDS)
         return usage_error("--candidate needs a runner-up's rank, 1 to %d (explain lists them)", SEARCH_MAX_CANDS);
       o->candidate = (int)k;
+    } else if (compiles(cur_cmd) && ((v = opt_value(argc, argv, &i, "--schedule", &m)) || m)) {
+      char why[160];
+      if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: stream, rows, cols, threads, stages, splits)");
+      if (!schedule_parse(v, &o->schedule, why, sizeof why)) return usage_error("--schedule: %s", why);
+      o->has_schedule = true;
     } else if (compiles(cur_cmd) &&
                ((v = opt_value(argc, argv, &i, "--gpu", &m)) || m)) {
       if (!v || !(o->gpu_profile = gpu_find(v))) return usage_error("--gpu needs a100, h100 or h200");

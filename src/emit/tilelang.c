@@ -35,13 +35,13 @@ static const char *tl_template(Op op, ElemKind ek) {
   bool real = ek == EK_REAL;
   switch (op) {
   case OP_NEG: return "(-%0)";
-  case OP_EXP: return "T.exp(%0)";
+  case OP_EXP: return "T.exp2(%0 * T.float32(1.4426950408889634))"; /* MUFU.EX2: expf is a libm call */
   case OP_LOG: return "T.log(%0)";
   case OP_SQRT: return "T.sqrt(%0)";
   case OP_RSQRT: return "T.rsqrt(%0)";
   case OP_TANH: return "T.tanh(%0)";
   case OP_ERF: return "T.erf(%0)";
-  case OP_SIGMOID: return "(T.float32(1) / (T.float32(1) + T.exp(-%0)))";
+  case OP_SIGMOID: return "(T.float32(1) / (T.float32(1) + T.exp2(%0 * T.float32(-1.4426950408889634))))";
   case OP_RELU: return "T.if_then_else(T.isnan(%0), %0, T.max(%0, T.float32(0)))";
   case OP_ABS: return "T.abs(%0)";
   case OP_CAST: return "T.Cast(\"float32\", %0)";
@@ -219,11 +219,15 @@ static bool plus_var(const SExpr *x, TVar v, const SExpr **off) {
   return false;
 }
 
-static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
+static bool tl_copy_on(void) {
   static int on = -1;
   if (on < 0) on = getenv("TS_TL_COPY") && *getenv("TS_TL_COPY") == '1';
+  return on;
+}
+
+static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
   const SExpr *v = s->value;
-  if (!on || s->dst->scope != SCOPE_SHARED || s->dst->shape.rank != 2 || !v || v->kind != SX_LOAD ||
+  if (!tl_copy_on() || s->dst->scope != SCOPE_SHARED || s->dst->shape.rank != 2 || !v || v->kind != SX_LOAD ||
       v->buf->scope != SCOPE_GLOBAL || v->buf->dtype != s->dst->dtype)
     return false;
   if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) return false;
@@ -388,10 +392,12 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
   }
   case ST_LOOP: {
     const char *inner = arena_printf(e->a, "%s    ", ind);
-    bool from0 = s->lo->kind == SX_INT && s->lo->i == 0, fixed = from0 && s->hi->kind == SX_INT;
+    bool from0 = s->lo->kind == SX_INT && s->lo->i == 0;
     /* TileLang 0.1.15's software pipeliner needs a constant trip count
-       (a causal loop's bound depends on the block): those loops run
-       unpipelined */
+       (a causal loop's bound depends on the block) for cp.async copies
+       (element-wise maps): those loops run unpipelined; with T.copy (TMA)
+       it pipelines any bounds */
+    bool fixed = (from0 && s->hi->kind == SX_INT) || tl_copy_on();
     int stages = fixed ? s->stages : 0;
     emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");
     if (!from0) {

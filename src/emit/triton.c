@@ -226,10 +226,40 @@ static const char *reduce_combine(Op op, bool nan_ok) {
                          : NULL;
 }
 
-/* value as a block of shape [r, c] and type dt */
+/* Does e hold a tensor (a load, a tile, a coordinate, a block or loop
+   index)?  Only such a value can be broadcast with tl.broadcast_to; a
+   constant is a Python number there. */
+static void note_tensor(const SExpr *x, void *ud) {
+  if (x->kind == SX_LOAD || x->kind == SX_TILE || x->kind == SX_VAR) *(bool *)ud = true;
+}
+static bool has_tensor(const SExpr *x) {
+  bool any = false;
+  sexpr_walk(x, note_tensor, &any);
+  return any;
+}
+
+/* value as a block of shape [r, c] and type dt.  A load of a tensor of
+   type dt is the block as it is; a tensor value is broadcast (adding a
+   zero block instead would cost an add per element that the compiler may
+   not remove: -0.0 + 0.0 is +0.0); a constant is added to a zero block. */
 static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SExpr *other, DType dt, int64_t r,
                            int64_t c) {
   const char *zt = emit_is_real(dt) ? "tl.float32" : dt == DT_BOOL ? "tl.int1" : tl_dtype(dt);
+  if (!mask && v->kind == SX_LOAD && v->buf->dtype == dt) {
+    emit_printf(e, "tl.load(");
+    tr_pointer(e, v->buf, v->idx, v->nidx);
+    emit_printf(e, ", mask=_mask_%lld_%lld, other=0)", (long long)e->blk[0], (long long)e->blk[1]);
+    return;
+  }
+  if ((!mask || !other) && has_tensor(v)) {
+    emit_printf(e, "tl.broadcast_to(");
+    emit_expr(e, v);
+    emit_printf(e, ", (%lld, %lld))", (long long)r, (long long)c);
+    if (emit_is_real(dt) && v->ek != EK_REAL) emit_printf(e, ".to(tl.float32)");
+    if (emit_is_real(dt) && dt != DT_F32) emit_printf(e, ".to(%s)", tl_dtype(dt));
+    else if (!emit_is_real(dt) && dt != DT_BOOL) emit_printf(e, ".to(%s)", tl_dtype(dt));
+    return;
+  }
   emit_printf(e, "(");
   if (mask && other) {
     emit_printf(e, "tl.where(_mask_%lld_%lld, ", (long long)e->blk[0], (long long)e->blk[1]);
@@ -357,26 +387,43 @@ static void tr_kernel(Emit *e, const Kernel *k) {
 
 static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }
 
+/* Triton pipelines every loop of a kernel with the launch's num_stages:
+   the deepest pipeline a loop of the schedule asks for (0: no loop, the
+   launch leaves Triton's default). */
+static bool deepest(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  if (s->kind == ST_LOOP && s->stages > *(int *)ud) *(int *)ud = s->stages;
+  return true;
+}
+static int stages(const Kernel *k) {
+  int st = 0;
+  tile_walk(&k->body, deepest, &st);
+  return st;
+}
+
 static void tr_launch(Emit *e, const Kernel *k) {
   const TBuf **gs;
   int n = emit_kernel_globals(e, k, &gs);
   emit_printf(e, "    %s[(%lld, %lld, %lld)](", k->name, (long long)k->grid[0], (long long)k->grid[1],
               (long long)k->grid[2]);
   for (int i = 0; i < n; i++) emit_printf(e, "%s, ", e->gname[gs[i]->id]);
-  emit_printf(e, "num_warps=%d)\n", warps(k));
+  emit_printf(e, "num_warps=%d", warps(k));
+  if (stages(k)) emit_printf(e, ", num_stages=%d", stages(k));
+  emit_printf(e, ")\n");
 }
 
 /* A table for compiling the kernels without a GPU (tests/emit). */
 static void tr_extras(Emit *e) {
-  emit_printf(e, "# (kernel, pointer signature, grid, num_warps) of each kernel, in launch order\nTRITON_KERNELS = [\n");
+  emit_printf(e, "# (kernel, pointer signature, grid, num_warps, num_stages or 0) of each kernel, in launch "
+                 "order\nTRITON_KERNELS = [\n");
   for (int k = 0; k < e->tp->kernels.len; k++) {
     const Kernel *K = e->tp->kernels.data[k];
     const TBuf **gs;
     int n = emit_kernel_globals(e, K, &gs);
     emit_printf(e, "    (%s, {", K->name);
     for (int i = 0; i < n; i++) emit_printf(e, "%s\"%s\": \"%s\"", i ? ", " : "", e->gname[gs[i]->id], ptr_sig(gs[i]->dtype));
-    emit_printf(e, "}, (%lld, %lld, %lld), %d),\n", (long long)K->grid[0], (long long)K->grid[1],
-                (long long)K->grid[2], warps(K));
+    emit_printf(e, "}, (%lld, %lld, %lld), %d, %d),\n", (long long)K->grid[0], (long long)K->grid[1],
+                (long long)K->grid[2], warps(K), stages(K));
   }
   emit_printf(e, "]\n\n\n");
   emit_printf(e,
@@ -388,10 +435,11 @@ static void tr_extras(Emit *e) {
               "\n"
               "    cap = int(\"\".join(c for c in arch if c.isdigit()))\n"
               "    failed = 0\n"
-              "    for fn, sig, _grid, warps in TRITON_KERNELS:\n"
+              "    for fn, sig, _grid, warps, stages in TRITON_KERNELS:\n"
+              "        options = {\"num_warps\": warps, **({\"num_stages\": stages} if stages else {})}\n"
               "        try:\n"
               "            k = triton.compile(ASTSource(fn=fn, signature=dict(sig), constexprs={}),\n"
-              "                               target=GPUTarget(\"cuda\", cap, 32), options={\"num_warps\": warps})\n"
+              "                               target=GPUTarget(\"cuda\", cap, 32), options=options)\n"
               "            print(f\"built {fn.__name__} for {arch}: a cubin of {len(k.asm['cubin'])} bytes\")\n"
               "        except Exception as e:  # noqa: BLE001\n"
               "            failed += 1\n"

@@ -52,6 +52,7 @@ typedef struct S {
   const Gpu *gpu;
   const SearchOpts *o;
   SearchStats *stats;
+  bool final;        /* configuring the final plan (the user's --schedule applies) */
   int nn;
   int *group_of;     /* per node: the group that stores it, or -1 */
   VEC(Group) groups;
@@ -264,8 +265,58 @@ static double grid_blocks(const PKernel *k) {
   return b;
 }
 
-/* Configure kernel k of plan p: the cheapest candidate. */
+bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
+  memset(out, 0, sizeof *out);
+  const char *p = spec;
+  while (*p) {
+    const char *eq = strchr(p, '=');
+    const char *end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    if (!eq || eq > end) {
+      snprintf(why, whylen, "'%.*s' is not KEY=VALUE (keys: stream, rows, cols, threads, stages, splits)",
+               (int)(end - p), p);
+      return false;
+    }
+    char *stop;
+    long long v = strtoll(eq + 1, &stop, 10);
+    if (stop != end || eq + 1 == end || v < 1 || v > 65536) {
+      snprintf(why, whylen, "%.*s needs a whole number from 1 to 65536", (int)(eq - p), p);
+      return false;
+    }
+    size_t kl = (size_t)(eq - p);
+#define KEY(name) (kl == strlen(name) && !strncmp(p, name, kl))
+    if (KEY("stream")) out->stream = v;
+    else if (KEY("rows")) out->rows = v;
+    else if (KEY("cols")) out->cols = v;
+    else if (KEY("threads")) out->threads = (int)v;
+    else if (KEY("stages")) out->stages = (int)v;
+    else if (KEY("splits")) out->splits = v;
+    else {
+      snprintf(why, whylen, "unknown key '%.*s' (keys: stream, rows, cols, threads, stages, splits)", (int)kl, p);
+      return false;
+    }
+#undef KEY
+    p = *end ? end + 1 : end;
+  }
+  return true;
+}
+
+/* Configure kernel k of plan p: the cheapest candidate (of those the
+   user's schedule sc allows, when it is not NULL). */
+static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char *why, size_t whylen);
+
 static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
+  /* the user's schedule: for the final plan's kernels alone, so that it
+     changes how the searched plan runs, not which plan is searched */
+  const Schedule *sc = s->o && s->final ? s->o->sched : NULL;
+  if (k->naive || !sc) return configure_with(s, p, k, NULL, why, whylen);
+  double t = configure_with(s, p, k, sc, why, whylen);
+  if (isfinite(t)) return t;
+  s->stats->sched_unmet++;
+  return configure_with(s, p, k, NULL, why, whylen);
+}
+
+static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char *why, size_t whylen) {
   if (!plan_axes(p, k)) {
     snprintf(why, whylen, "%s", k->why);
     return INFINITY;
@@ -292,32 +343,49 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
   const int64_t *R = gemm ? gemm_rows : row_rows, *C = gemm ? gemm_cols : row_cols;
   const int64_t *T = gemm ? gemm_stream : row_stream;
   int nR = gemm ? 2 : 3, nC = 2, nT = gemm ? 3 : 2;
+  static const int thread_counts[] = {128, 256};
+  const int *TH = thread_counts;
+  int nTH = 2;
+  /* a fixed schedule: its values are the only candidates of their kind */
+  if (sc && sc->rows) R = &sc->rows, nR = 1;
+  if (sc && sc->cols) C = &sc->cols, nC = 1;
+  if (sc && sc->stream) T = &sc->stream, nT = 1;
+  if (sc && sc->threads) TH = &sc->threads, nTH = 1;
   double best = INFINITY;
   PKernel bestk = *k;
   why[0] = 0;
   /* stream choices: none, or each reduced axis */
   for (int st = -1; st < k->naxes; st++) {
     if (st >= 0 && !k->ax[st].reduced) continue;
+    if (st < 0 && sc && (sc->stream || sc->stages || sc->splits > 1)) continue;
     for (int ti = 0; ti < (st >= 0 ? nT : 1); ti++)
       for (int ri = 0; ri < nR; ri++)
         for (int ci = 0; ci < nC; ci++)
-          for (int th = 0; th < 2; th++) {
-            Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], th ? 256 : 128, 1};
+          for (int th = 0; th < nTH; th++) {
+            Cand c = {st, st >= 0 ? T[ti] : 0, R[ri], C[ci], TH[th], 1};
             if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
             /* Hopper's warpgroup gemm: 64 rows per 128 threads */
-            if (gemm && th && c.rtile < 128) continue;
+            if (gemm && c.threads > 128 && c.rtile < 128 && !(sc && sc->threads)) continue;
             if (row < 0 && ri) continue;
             if (col < 0 && ci) continue;
             if (!apply(k, &c, row, col)) continue;
+            /* a tile apply clamped to its axis is not the one asked for */
+            if (sc && ((sc->rows && row >= 0 && k->ax[row].tile != sc->rows) ||
+                       (sc->cols && col >= 0 && k->ax[col].tile != sc->cols)))
+              continue;
+            if (sc && sc->stages) k->stages = sc->stages;
             /* a grid that leaves SMs idle: also split the stream across blocks */
             double blocks = grid_blocks(k);
             int64_t ntiles = st >= 0 ? (k->ax[st].size + c.stile - 1) / c.stile : 0;
-            for (int64_t sp = 2; st >= 0 && blocks < 2.0 * s->gpu->sms && sp * 2 <= ntiles &&
-                                 blocks * (double)sp <= 8.0 * s->gpu->sms;
+            for (int64_t sp = 2; st >= 0 && sp * 2 <= ntiles &&
+                                 (sc && sc->splits ? sp <= sc->splits
+                                                   : blocks < 2.0 * s->gpu->sms && blocks * (double)sp <= 8.0 * s->gpu->sms);
                  sp *= 2) {
+              if (sc && sc->splits && sp != sc->splits) continue;
               Cand cs = c;
               cs.splits = sp;
               if (!apply(k, &cs, row, col)) continue;
+              if (sc && sc->stages) k->stages = sc->stages;
               double t = price(s, p, k);
               if (getenv("TS_SEARCH_TRACE2"))
                 fprintf(stderr, "  cfg root %%%d stream %d tile %lld split %lld rows %lld cols %lld thr %d: %g %s\n",
@@ -325,7 +393,9 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
                         c.threads, t, k->why);
               if (t < best) best = t, bestk = *k;
             }
+            if (sc && sc->splits > 1) continue;
             apply(k, &c, row, col);
+            if (sc && sc->stages) k->stages = sc->stages;
             double t = price(s, p, k);
             if (getenv("TS_SEARCH_TRACE2"))
               fprintf(stderr, "  cfg root %%%d (%d members) stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, k->members.len, st,
@@ -706,6 +776,7 @@ done:
   }
   /* the final plan, configured, in the graph's arena */
   Plan *p = state_plan(&s, false);
+  s.final = true;
   for (int i = 0; i < p->kernels.len; i++) {
     PKernel *k = p->kernels.data[i];
     char why[200];

@@ -12,8 +12,24 @@
 typedef enum { STOP_SATURATED, STOP_SWEEPS, STOP_TIME } SearchStop;
 const char *search_stop_name(SearchStop s);
 
+/* A schedule the user fixes (--schedule; an autotuner's choice): each
+   field 0 is left to the cost model.  It applies to every fused kernel
+   with the axis it names; a kernel no candidate of which fits keeps the
+   cost model's choice (counted in SearchStats.sched_unmet). */
+typedef struct Schedule {
+  int64_t stream;       /* the streamed axis' tile (keys of attention, K of a matmul) */
+  int64_t rows, cols;   /* the block tile of the output's last two grid axes */
+  int threads;
+  int stages;           /* software pipeline depth of the stream loop */
+  int64_t splits;       /* blocks the stream is split across (1: none) */
+} Schedule;
+/* Parse "stream=128,rows=64,threads=256,stages=3,splits=1"; false with
+   a message in why (naming the bad key or value). */
+bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen);
+
 typedef struct SearchOpts {
   const Gpu *gpu;       /* NULL: the H200 */
+  const Schedule *sched; /* NULL: the cost model chooses every schedule */
   double seconds;       /* time limit (0: 10 s) */
   int max_sweeps;       /* 0: 20 */
   int candidate;        /* 0: the cheapest plan; k > 0: the k-th runner-up instead (stats->cands[k - 1]) */
@@ -35,6 +51,7 @@ typedef struct SearchStats {
   double seconds;
   SearchStop stop;
   int sweeps, moves_tried, moves_taken, kernels_priced;
+  int sched_unmet;           /* fused kernels that no candidate of --schedule fits */
   double naive_cost, cost;   /* predicted seconds */
   NodeList fused;            /* the nodes each taken move was about, in order */
   /* the cheapest plans priced other than the one chosen, cheapest first */

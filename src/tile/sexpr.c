@@ -2,7 +2,8 @@
  * sexpr.c: building scalar expressions of tile programs, and the storage
  * types.  Index arithmetic folds constants as it is built (x*1, x+0, 0*x,
  * constant operands), so the printed and emitted index expressions stay as
- * short as the lowering can make them.
+ * short as the lowering can make them.  A real division by a constant
+ * becomes a product with its reciprocal (sx_op).
  */
 #include <math.h>
 #include <string.h>
@@ -192,6 +193,15 @@ SExpr *sx_idx(Arena *a, IdxOp op, SExpr *x, SExpr *y) {
 }
 
 SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n) {
+  /* x / c for a real constant c: x * (1/c), a multiply where a division
+     costs a dozen instructions (TileLang divides to IEEE precision).  The
+     product differs from the quotient by at most one rounding of 1/c (an
+     ulp of float32); 1/c must be a normal number (c not 0, inf or huge) */
+  if (op == OP_DIV && n == 2 && ek == EK_REAL && args[1]->kind == SX_REAL && isfinite(args[1]->f) &&
+      args[1]->f != 0 && isnormal(1.0 / args[1]->f) && fabs(1.0 / args[1]->f) < 3.4e38 && fabs(1.0 / args[1]->f) > 1.2e-38) {
+    SExpr *m[2] = {args[0], sx_real(a, 1.0 / args[1]->f)};
+    return sx_op(a, OP_MUL, ek, m, 2);
+  }
   SExpr *e = new_sx(a, SX_OP, ek);
   e->op = op;
   for (int i = 0; i < n && i < 3; i++) e->a[i] = args[i];

@@ -160,11 +160,12 @@ def triton_compile_all(mod, label):
     from triton.compiler import ASTSource
 
     target = GPUTarget("cuda", 90, 32)
-    for fn, sig, grid, warps in mod.TRITON_KERNELS:
+    for fn, sig, grid, warps, stages in mod.TRITON_KERNELS:
         what = f"triton sm_90 {label} {fn.__name__}"
         try:
             src = ASTSource(fn=fn, signature=dict(sig), constexprs={})
-            k = triton.compile(src, target=target, options={"num_warps": warps})
+            options = {"num_warps": warps, **({"num_stages": stages} if stages else {})}
+            k = triton.compile(src, target=target, options=options)
             ok = bool(k.asm.get("cubin")) if hasattr(k, "asm") else True
             report("passed" if ok else "failed", what, "" if ok else "no cubin")
         except Exception as e:  # noqa: BLE001 - any compiler error is a failure

@@ -1,0 +1,1 @@
+tiles @FILE --entry mm --schedule stream=64,warps=4

@@ -1,0 +1,1 @@
+opt @FILE --entry mm --target triton -o /dev/null --schedule stages=0
