@@ -6,24 +6,48 @@ TileLang modules), after bench/prepare.sh has written the modules:
     python3 bench/gpu_harness.py bench/out [--only NAME,...] [--json OUT.json]
     python3 bench/gpu_harness.py --self-test ./tilesmith   (CPU: the peers' code
                                                              agrees with the graphs)
+    python3 bench/gpu_harness.py --table OUT.json          (reprint a run's table)
 
 For every case of bench/out/manifest.json, in one process:
 
 1. fresh random inputs in the storage type (bf16 by default), integers in
    the valid range for Index inputs;
-2. the float32 reference: the case's textbook PyTorch code (below; for cases
-   without one, a PyTorch evaluation of tilesmith's graph JSON) on float32
-   copies of the same inputs;
-3. each emitted module (TileLang, Triton): its output buffer is poisoned with
-   NaN first (the module's run(out=...) when it takes one; otherwise the
-   caching allocator is filled with NaN just before the call), then compared
-   with the reference by the normwise relative error ||out - ref|| / ||ref||;
-4. timing of every contender with CUDA events (triton.testing.do_bench, median
-   of many runs after warm-up): PyTorch eager (the same textbook code, in the
-   storage type), torch.compile of it, the library kernel where one exists
-   (SDPA, cuBLAS), and the emitted modules.
+2. the float32 reference: the case's textbook PyTorch code (below) on float32
+   copies of the same inputs, when it fits the entry: the textbook for the
+   generic definition's name must take as many tensors as the entry, give its
+   output shape (tried on the meta device) and agree with tilesmith's graph
+   JSON evaluated in PyTorch (normwise 1e-3, float32).  Otherwise, or for
+   cases without one, the reference is the graph JSON in PyTorch, and the
+   row's "reference" says why the textbook did not fit;
+3. each emitted module (TileLang, Triton, and every variant the manifest
+   lists): its output buffer is poisoned with NaN first (the module's
+   run(out=...) when it takes one; otherwise the caching allocator is filled
+   with NaN just before the call), then compared with the reference by the
+   normwise relative error ||out - ref|| / ||ref||.  The peers' outputs get
+   the same error (recorded; judged only for flex_attention);
+4. timing of every contender: PyTorch eager (the same code, in the storage
+   type), torch.compile of it (TorchDynamo reset before each case, each
+   compile a fresh function; fullgraph first; a compile that captured no
+   graph is flagged "fallback", never reported as compiled), optionally
+   torch.compile max-autotune, the library kernel where one exists (SDPA,
+   cuBLAS), flex_attention for the masked attentions, and the emitted
+   modules.  Each contender is warmed up on a side stream, one call is
+   captured into a CUDA graph (private memory pool) and the graph's replay is
+   checked against a direct call (its output poisoned with NaN first); "ms"
+   is the median of triton.testing.do_bench over g.replay(), so host launch
+   overhead does not decide the small cases ("graph": true).  A contender
+   that cannot be captured (it syncs, or launches outside the capturing
+   stream) is timed by plain calls instead ("graph": false, "graph_error").
+   "ms_eager_launch" is the plain calls' median beside the replay's.
+   do_bench zeroes a 256 MB buffer before every timed call, flushing the
+   L2 cache (50 MB on an H200) between runs, replays included;
+5. a roofline floor per case from rates measured in the same run: max(the
+   least HBM traffic (inputs read once, output written once) / the measured
+   copy bandwidth, the graph's matmul flops / the measured bf16 cuBLAS rate),
+   and each contender's "floor_frac" = floor / its time.
 
-It prints one table and writes every number to a JSON file.
+It prints one table and the geometric means of torch.compile's time over
+ours, and writes every number to a JSON file (bench/plot.py draws it).
 """
 
 import argparse
@@ -35,12 +59,28 @@ import os
 import sys
 import time
 import traceback
+import types
+import warnings
 
 import torch
 import torch.nn.functional as F
 
+from benchrows import PEERS, module_kind, row_library, usable_ms
+
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4}
+FIT_TOL = 1e-3        # textbook against the graph, both float32: far above rounding, far below a different function
+REPLAY_TOL = 1e-2     # a graph replay against a direct call of the same contender
+GRAPH_WARMUP = 3      # calls on a side stream before a capture
+DEV = "cuda"          # where cases run (the CPU tests set "cpu")
+
+FLOOR_NOTE = ("floor = max(least HBM bytes (every input read once, the output written once) / measured copy "
+              "bandwidth, the graph's matmul flops / measured bf16 cuBLAS rate); element-wise and exp work is "
+              "ignored, so it is a lower bound on time for dense work.  Causal and windowed attention count the "
+              "dense products' flops although masked tiles can be skipped: their floor is higher than the true "
+              "one and their floor_frac optimistic.  Measured rates are not datasheet peaks: a kernel may reach "
+              "a fraction slightly above 1.  No launch or latency term: cases of a few microseconds stay far "
+              "below 1.")
 
 
 # ---------------------------------------------------------------------------
@@ -100,7 +140,7 @@ TEXTBOOK = {
     "linearCrossEntropy": lambda h, w, t: cross_entropy(h @ w, t),
 }
 
-# the best library kernel, where one exists
+# the best library kernel, where one exists (used only when the textbook fits)
 LIBRARY = {
     "attention": ("SDPA", lambda q, k, v: F.scaled_dot_product_attention(q, k, v)),
     "causalAttention": ("SDPA", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
@@ -109,11 +149,56 @@ LIBRARY = {
     "matmulLargeK": ("cuBLAS", lambda a, b: torch.matmul(a, b)),
     "rmsnormMatmul": ("matmul alone", lambda x, g, w: torch.matmul(x, w)),
 }
+NOT_THE_SAME = {"matmul alone"}  # library contenders that compute less than the case (no error recorded)
+
+
+def textbook_default(fn, name):
+    """The default value of fn's keyword parameter `name`."""
+    return inspect.signature(fn).parameters[name].default
+
+
+def flex_mods(gname, window=None, cap=None):
+    """(mask_mod, score_mod) for flex_attention computing the textbook's
+    masked attention of generic `gname` exactly, or None where there is none.
+    flex_attention scales q.k by 1/sqrt(D) before score_mod, as the textbook
+    divides before its soft cap; the window and cap default to the
+    textbook's."""
+    if gname == "causalAttention":
+        def causal(b, h, qi, ki):
+            return ki <= qi
+        return causal, None
+    if gname == "softcapWindowAttention":
+        w = textbook_default(softcap_window_attention, "window") if window is None else window
+        c = textbook_default(softcap_window_attention, "cap") if cap is None else cap
+
+        def windowed(b, h, qi, ki):  # j <= i and i < j + window
+            return (ki <= qi) & (qi < ki + w)
+
+        def softcap(score, b, h, qi, ki):
+            return c * torch.tanh(score / c)
+        return windowed, softcap
+    return None
+
+
+def make_flex(gname, inputs, compiled=True, window=None, cap=None):
+    """A no-argument callable running flex_attention (through torch.compile,
+    which it needs to be fast) on `inputs` (q, k, v), its block mask built
+    here, outside any timed region; None for generics without one."""
+    mods = flex_mods(gname, window, cap)
+    if mods is None:
+        return None
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    mask_mod, score_mod = mods
+    q, k, v = inputs
+    n_q, n_kv = q.shape[-2], k.shape[-2]
+    block_mask = create_block_mask(mask_mod, None, None, n_q, n_kv, device=q.device)
+    flex = torch.compile(flex_attention, dynamic=False) if compiled else flex_attention
+    return lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask)
 
 
 # ---------------------------------------------------------------------------
 # a PyTorch evaluation of tilesmith's graph JSON (for cases with no textbook
-# code, e.g. the whole models)
+# code, e.g. the whole models, and to check the textbook's fit)
 
 UNARY = {"neg": torch.neg, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
          "rsqrt": torch.rsqrt, "tanh": torch.tanh, "erf": torch.erf, "sigmoid": torch.sigmoid,
@@ -126,17 +211,27 @@ REDUCE = {"sum": lambda x, a: x.sum(a, keepdim=True), "amax": lambda x, a: x.ama
 
 
 def graph_fn(graph):
+    """The graph JSON as a PyTorch function of the entry's tensors.  Each
+    intermediate is dropped after its last use (peak memory of a few
+    intermediates, not all), and scalar operands become device tensors by a
+    fill kernel rather than a host copy, so the function can be captured into
+    a CUDA graph."""
     nodes = graph["nodes"]
+    input_pos = {x["node"]: i for i, x in enumerate(graph["inputs"])}
+    last_use = {}
+    for idx, n in enumerate(nodes):
+        for i in n["in"]:
+            last_use[i] = idx
 
     def const(v):
         return float(v)  # numbers, or the strings "inf", "-inf", "nan"
 
     def fn(*args):
         val = {}
-        for n in nodes:
+        for idx, n in enumerate(nodes):
             op, ins = n["op"], [val[i] for i in n["in"]]
             if op == "input":
-                r = args[[x["node"] for x in graph["inputs"]].index(n["id"])]
+                r = args[input_pos[n["id"]]]
             elif op == "const":
                 r = const(n["value"])
                 if n["kind"] == "int":
@@ -150,7 +245,8 @@ def graph_fn(graph):
             elif op in BINARY:
                 a, b = ins
                 if not torch.is_tensor(a):
-                    a = torch.tensor(a, device=args[0].device, dtype=b.dtype if torch.is_tensor(b) and b.is_floating_point() else None)
+                    a = torch.full((), a, device=args[0].device,
+                                   dtype=b.dtype if torch.is_tensor(b) and b.is_floating_point() else None)
                 r = BINARY[op](a, b)
             elif op == "select":
                 c, a, b = ins
@@ -168,17 +264,21 @@ def graph_fn(graph):
             elif op == "concat":
                 r = torch.cat(ins, dim=n["axis"])
             elif op == "gather":
-                x, idx = ins
+                x, idx_t = ins
                 ax = n["axis"]
                 shape = list(torch.broadcast_shapes(
                     tuple(1 if d == ax else s for d, s in enumerate(x.shape)),
-                    tuple(1 if d == ax else s for d, s in enumerate(idx.shape))))
+                    tuple(1 if d == ax else s for d, s in enumerate(idx_t.shape))))
                 xs, ids = list(shape), list(shape)
-                xs[ax], ids[ax] = x.shape[ax], idx.shape[ax]
-                r = torch.gather(x.expand(xs), ax, idx.expand(ids))
+                xs[ax], ids[ax] = x.shape[ax], idx_t.shape[ax]
+                r = torch.gather(x.expand(xs), ax, idx_t.expand(ids))
             else:
                 raise ValueError("unknown op " + op)
             val[n["id"]] = r
+            del ins, r
+            for i in set(n["in"]):
+                if last_use[i] == idx and i != graph["output"]:
+                    del val[i]
         return val[graph["output"]]
 
     args_dtype = [torch.float32]
@@ -191,9 +291,108 @@ def graph_fn(graph):
     return typed
 
 
+def graph_cost(graph):
+    """(matmul flops, element count of each input, element count of the
+    output) of the graph JSON: a matmul node costs 2 * (its output's
+    elements) * K, K the contracted dimension (its left operand's last)."""
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    flops = 0
+    for n in graph["nodes"]:
+        if n["op"] == "matmul":
+            a = nodes[n["in"][0]]["shape"]
+            flops += 2 * math.prod(n["shape"]) * (a[-1] if a else 1)
+    ins = [math.prod(nodes[x["node"]]["shape"]) for x in graph["inputs"]]
+    return flops, ins, math.prod(nodes[graph["output"]]["shape"])
+
+
+def case_floor(graph, inputs, out_dtype, peaks):
+    """The case's roofline floor (a dict for the row) from the measured
+    rates `peaks`: bytes are the inputs as given plus the output in the
+    storage type."""
+    flops, _, out_elems = graph_cost(graph)
+    nbytes = sum(x.numel() * x.element_size() for x in inputs)
+    nbytes += out_elems * torch.empty((), dtype=out_dtype).element_size()
+    r = {"flops": flops, "bytes_min": nbytes}
+    if peaks and peaks.get("copy_GBps") and peaks.get("bf16_mm_TFLOPs"):
+        mem_ms = nbytes / (peaks["copy_GBps"] * 1e9) * 1e3
+        mm_ms = flops / (peaks["bf16_mm_TFLOPs"] * 1e12) * 1e3
+        r["floor_ms"] = max(mem_ms, mm_ms)
+        r["floor_bound"] = "memory" if mem_ms >= mm_ms else "matmul"
+    return r
+
+
+# ---------------------------------------------------------------------------
+# which reference: the textbook when it fits the entry
+
+def fit_textbook(gname, graph):
+    """(the textbook function for generic `gname` if it fits the graph's
+    entry, else None; why it does not fit, "" when it does or when there is
+    none).  It must take exactly the entry's tensors (positional parameters
+    without defaults) and, tried on meta tensors of the entry's shapes, give
+    the entry's output shape.  Looked up by the generic definition's name
+    alone, a user program named like an example (say gqaDecode with two
+    extra gain parameters) would otherwise get the wrong function."""
+    fn = TEXTBOOK.get(gname)
+    if fn is None:
+        return None, ""
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    n_in = len(graph["inputs"])
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        required = [p for p in params if p.kind in positional and p.default is p.empty]
+        if len(required) != n_in:
+            return None, "the textbook %s takes %d tensors, the entry %d" % (gname, len(required), n_in)
+        metas = [torch.empty(nodes[x["node"]]["shape"], device="meta",
+                             dtype=torch.float32 if nodes[x["node"]]["kind"] == "real" else torch.int64)
+                 for x in graph["inputs"]]
+        with torch.no_grad():
+            out = fn(*metas)
+    except NotImplementedError:  # an op without a meta kernel: the float32 run decides
+        return fn, ""
+    except Exception as e:
+        return None, "the textbook %s fails on the entry's shapes: %s" % (gname, short(e))
+    want = tuple(nodes[graph["output"]]["shape"])
+    if not torch.is_tensor(out) or tuple(out.shape) != want:
+        got = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
+        return None, "the textbook %s gives shape %s, the entry %s" % (gname, got, want)
+    return fn, ""
+
+
+def textbook_agrees(textbook, gfn, inputs32):
+    """(the textbook's output on inputs32, the graph's, the rel err between
+    them, why the textbook does not fit: "" unless it disagrees with the
+    graph beyond FIT_TOL)."""
+    ref = textbook(*inputs32)
+    g_ref = gfn(*inputs32)
+    err, why = rel_err(ref, g_ref)
+    if not err <= FIT_TOL:
+        return ref, g_ref, err, "the textbook disagrees with the graph: rel err %.3g%s" % (
+            err, " (%s)" % why if why else "")
+    return ref, g_ref, err, ""
+
+
 # ---------------------------------------------------------------------------
 
+def short(e, n=300):
+    """An exception as one short line: its type and first line."""
+    lines = [x for x in str(e).strip().splitlines() if x.strip()]
+    return ("%s: %s" % (type(e).__name__, lines[0] if lines else ""))[:n]
+
+
+def sync():
+    """Wait for the device (nothing on the CPU)."""
+    if DEV == "cuda":
+        torch.cuda.synchronize()
+
+
+def graphs_available():
+    """Whether contenders can be captured into CUDA graphs here."""
+    return DEV == "cuda"
+
+
 def load_module(path):
+    """Import an emitted module from its file."""
     name = os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -202,11 +401,12 @@ def load_module(path):
     return mod
 
 
-def make_inputs(graph, dtype, gen=None, device="cuda", unit_weights=False):
+def make_inputs(graph, dtype, gen=None, device=None, unit_weights=False):
     """Fresh random inputs, drawn as tilesmith draws them (ir/inputs.c; the
     graph JSON carries each input's rule): normal(0, 1) for real inputs,
     normal(0, 1/fan_in) for weights feeding a matmul (normal(0, 1) with
     unit_weights), uniform over [0, bound) for Index inputs."""
+    device = device or DEV
     out = []
     nodes = {n["id"]: n for n in graph["nodes"]}
     for inp in graph["inputs"]:
@@ -222,6 +422,7 @@ def make_inputs(graph, dtype, gen=None, device="cuda", unit_weights=False):
 
 
 def rel_err(out, ref):
+    """(normwise ||out - ref|| / ||ref||, why it is inf: "" when finite)."""
     out, ref = out.float(), ref.float()
     if out.shape != ref.shape:
         return float("inf"), "shape %s != %s" % (tuple(out.shape), tuple(ref.shape))
@@ -233,65 +434,406 @@ def rel_err(out, ref):
     return num / max(den, 1e-300), ""
 
 
+def same_result(a, b, tol):
+    """Whether a and b (a graph replay's output and a direct call's) are the
+    same result: same shape, non-finite in the same places, the rest within
+    tol normwise."""
+    if not (torch.is_tensor(a) and torch.is_tensor(b)) or a.shape != b.shape:
+        return False
+    fa, fb = torch.isfinite(a), torch.isfinite(b)
+    if not torch.equal(fa, fb):
+        return False
+    if not a.is_floating_point():
+        return torch.equal(a, b)
+    a, b = a.float()[fa], b.float()[fb]
+    num = torch.linalg.vector_norm((a - b).double()).item()
+    den = torch.linalg.vector_norm(b.double()).item()
+    return num <= tol * max(den, 1e-30)
+
+
 def poison_allocator(nbytes):
     """Fill the caching allocator's free memory with NaN bytes."""
-    t = torch.full((max(nbytes // 4, 1) + 1024,), float("nan"), device="cuda")
+    t = torch.full((max(nbytes // 4, 1) + 1024,), float("nan"), device=DEV)
     del t
 
 
-def bench(fn, budget_ms=600):
+def bench(fn, budget_ms=600, warmup_cap_ms=200):
+    """Median ms of fn() by triton.testing.do_bench (CUDA events; a 256 MB
+    buffer zeroed before each timed call flushes L2), its warm-up and
+    repetitions scaled to one call's time within budget_ms."""
     import triton.testing
-    torch.cuda.synchronize()
+    sync()
     t0 = time.perf_counter()
     fn()
-    torch.cuda.synchronize()
+    sync()
     once = (time.perf_counter() - t0) * 1e3
     rep = max(min(budget_ms, once * 50), once * 3, 20)
-    return triton.testing.do_bench(fn, warmup=max(min(once * 5, 200), 5), rep=rep, return_mode="median")
+    return triton.testing.do_bench(fn, warmup=max(min(once * 5, warmup_cap_ms), 5), rep=rep, return_mode="median")
+
+
+def capture_graph(fn):
+    """(CUDA graph of one call of fn, that call's output): fn is warmed up on
+    a side stream first, as capture requires; the graph gets a private memory
+    pool, so what fn allocates (outputs, scratch) stays valid for replays."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(GRAPH_WARMUP):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    prev = torch.cuda.current_stream()
+    try:
+        # its own capture stream: one left capturing by a failure spoils no later capture
+        with torch.cuda.graph(g, stream=torch.cuda.Stream()):
+            out = fn()
+    finally:
+        # a failed capture_end leaves torch.cuda.graph's side stream current
+        torch.cuda.set_stream(prev)
+    torch.cuda.synchronize()
+    return g, out
+
+
+def drain_cuda_error():
+    """After a failed capture: let a tiny kernel and a sync raise (and so
+    clear) a launch error left pending by a library that did not check it,
+    so that it does not surface in an unrelated later call."""
+    for _ in range(2):
+        try:
+            torch.zeros(1, device=DEV).add_(1)
+            torch.cuda.synchronize()
+            return
+        except Exception:
+            pass
+
+
+def check_replay(g, static, fn, inputs):
+    """Raise unless replaying g recomputes fn: the captured output (when it
+    is a floating tensor not sharing an input's memory) is poisoned with NaN,
+    the graph replayed, and the result compared with a direct call of fn.  A
+    graph that captured none of fn's kernels (launched outside the capturing
+    stream) fails here instead of timing an empty replay."""
+    want = fn()
+    sync()
+    if not torch.is_tensor(static) or not torch.is_tensor(want):
+        return "output not a tensor: replay unchecked"
+    ptrs = {x.untyped_storage().data_ptr() for x in inputs if torch.is_tensor(x)}
+    poisoned = static.is_floating_point() and static.untyped_storage().data_ptr() not in ptrs
+    if poisoned:
+        static.fill_(float("nan"))
+    g.replay()
+    sync()
+    if not same_result(static, want, REPLAY_TOL):
+        raise RuntimeError("the replay's output differs from a direct call's (the graph missed kernels?)")
+    return "" if poisoned else "output shares an input's memory: replay checked unpoisoned"
+
+
+def time_contender(fn, inputs, res, args):
+    """Fill res with fn's time: "ms" is the median over CUDA-graph replays
+    ("graph": true) when capture and the replay check work, else over plain
+    calls ("graph": false, "graph_error"); "ms_eager_launch" is the plain
+    calls' median beside a replay's (short budget).  Never raises: a failure
+    lands in res["error"]."""
+    g = static = None
+    if args.graph and graphs_available():
+        try:
+            g, static = capture_graph(fn)
+            note = check_replay(g, static, fn, inputs)
+            if note:
+                res["graph_note"] = note
+            res["graph"] = True
+        except Exception as e:
+            res["graph"], res["graph_error"] = False, short(e)
+            g = static = None
+            drain_cuda_error()
+        if g is not None:
+            try:
+                res["ms"] = bench(g.replay, args.budget_ms)
+            except Exception as e:
+                res["graph"], res["graph_error"] = False, "replay: " + short(e)
+                g = static = None
+                drain_cuda_error()
+    else:
+        res["graph"], res["graph_error"] = False, "CUDA graphs off (--no-graph)" if not args.graph else "no CUDA"
+    if g is None:
+        try:
+            res["ms"] = bench(fn, args.budget_ms)
+        except Exception as e:
+            res["error"] = short(e)
+    elif args.launch_budget_ms > 0:
+        try:
+            res["ms_eager_launch"] = bench(fn, args.launch_budget_ms, warmup_cap_ms=50)
+        except Exception as e:  # the replay's time stands
+            res["ms_eager_launch_error"] = short(e)
+    del g, static
+
+
+# ---------------------------------------------------------------------------
+# torch.compile, fairly: a fresh TorchDynamo per case, a fresh function per
+# compile, and a compile that captured nothing is flagged, not timed as one
+
+def dynamo_setup():
+    """Raise TorchDynamo's recompile limits (eight recompiles of one code
+    object, then it silently runs eager code) and make hitting one an error;
+    keep float32 matmuls in full float32 (the default; the references and
+    the textbook-against-graph check rely on it)."""
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    except Exception:
+        pass
+    cfg = torch._dynamo.config
+    for name, v in (("recompile_limit", 1024), ("cache_size_limit", 1024),
+                    ("accumulated_recompile_limit", 1 << 16), ("accumulated_cache_size_limit", 1 << 16),
+                    ("fail_on_recompile_limit_hit", True)):
+        if hasattr(cfg, name):
+            try:
+                setattr(cfg, name, v)
+            except Exception:
+                pass
+
+
+def dynamo_reset():
+    """Forget every compiled frame (called before each case)."""
+    try:
+        torch._dynamo.reset()
+        return ""
+    except Exception as e:
+        return short(e)
+
+
+def fresh_function(fn, tag):
+    """A new function calling fn, with its own code object named tag:
+    TorchDynamo keeps compiled code per code object, so no two compiles here
+    share a cache (or its recompile limit)."""
+    def call(*a):
+        return fn(*a)
+    code = call.__code__.replace(co_name=tag)
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=tag)
+    return types.FunctionType(code, call.__globals__, tag, None, call.__closure__)
+
+
+def dynamo_graphs():
+    """TorchDynamo's count of graphs compiled so far in this process, or None."""
+    try:
+        from torch._dynamo.utils import counters
+        return int(counters["stats"]["unique_graphs"])
+    except Exception:
+        return None
+
+
+def compile_contender(fn, inputs, tag, mode=None):
+    """(compiled fn, its first output, info): torch.compile(dynamic=False) of
+    a fresh function calling fn, fullgraph first; when that raises (graph
+    breaks) again without fullgraph, info["graph_breaks"] saying why.
+    info["fallback"] is set when TorchDynamo compiled no graph on the first
+    call, i.e. the "compiled" function runs eager code."""
+    info = {"mode": mode or "default"}
+    t0 = time.time()
+    first_err = None
+    for fullgraph in (True, False):
+        kw = {"dynamic": False, "fullgraph": fullgraph}
+        if mode:
+            kw["mode"] = mode
+        compiled = torch.compile(fresh_function(fn, tag + ("" if fullgraph else "_breaks")), **kw)
+        before = dynamo_graphs()
+        try:
+            out = compiled(*inputs)
+            sync()
+        except Exception as e:
+            if fullgraph:
+                first_err = e
+                continue
+            raise
+        after = dynamo_graphs()
+        break
+    info["compile_s"] = round(time.time() - t0, 2)
+    info["fullgraph"] = fullgraph
+    if first_err is not None:
+        info["graph_breaks"] = short(first_err)
+    if before is None or after is None:
+        info["fallback_check"] = "unavailable (no torch._dynamo.utils.counters)"
+    else:
+        info["dynamo_graphs"] = after - before
+        if after - before <= 0:
+            info["fallback"] = "TorchDynamo compiled no graph on the first call: it runs eager code"
+    return compiled, out, info
+
+
+# ---------------------------------------------------------------------------
+
+def measure_peaks():
+    """Copy bandwidth (a 1 GiB bf16 copy, read + write) and bf16 matmul rate
+    (8192^3 through cuBLAS), medians of do_bench, for the floors."""
+    import triton.testing
+
+    def copy_ms(n):
+        src = torch.ones(n, dtype=torch.bfloat16, device=DEV)
+        dst = torch.empty_like(src)
+        return triton.testing.do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+
+    def mm_ms(m):
+        a = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
+        b = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
+        c = torch.empty(m, m, device=DEV, dtype=torch.bfloat16)
+        return triton.testing.do_bench(lambda: torch.mm(a, b, out=c), warmup=50, rep=300, return_mode="median")
+
+    peaks = {}
+    n, m = 1 << 29, 8192  # bf16 elements: 1 GiB; the matmul's side
+    try:
+        peaks["copy_GBps"] = 2 * n * 2 / (copy_ms(n) * 1e-3) / 1e9
+    except Exception as e:
+        peaks["copy_error"] = short(e)
+    try:
+        peaks["bf16_mm_TFLOPs"] = 2 * m ** 3 / (mm_ms(m) * 1e-3) / 1e12
+    except Exception as e:
+        peaks["mm_error"] = short(e)
+    torch.cuda.empty_cache()
+    return peaks
+
+
+def l2_note():
+    """What the installed triton.testing.do_bench does about L2, read from
+    its source and driver."""
+    try:
+        import triton
+        import triton.testing
+        src = inspect.getsource(triton.testing.do_bench)
+        if "clear_cache" not in src:
+            return "not flushed: this triton.testing.do_bench has no clear_cache (L2 may hold inputs between runs)"
+        size = ""
+        try:
+            drv = triton.runtime.driver.active
+            cache = drv.get_empty_cache_for_benchmark()
+            size = " %d MB" % (cache.numel() * cache.element_size() // (1 << 20))
+            del cache
+        except Exception:
+            pass
+        return ("flushed by triton.testing.do_bench between runs: it zeroes a%s buffer before every timed call, "
+                "outside the timed events (not before its warm-up calls); graph replays are timed the same way" % size)
+    except Exception as e:
+        return "unknown (%s)" % short(e)
 
 
 def case_inputs(case, seed):
-    """(graph, fresh inputs in the storage type, the case's textbook PyTorch or
-    None, the eager function: the textbook or the graph in PyTorch)."""
+    """(graph, fresh inputs in the storage type, the case's textbook PyTorch
+    if it fits the entry (else None), the eager function: that textbook or
+    the graph in PyTorch, why the textbook did not fit ("" if it did or
+    there is none))."""
     graph = json.load(open(case["graph"]))
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=DEV)
     gen.manual_seed(seed)
     inputs = make_inputs(graph, DTYPES[case.get("dtype", "bf16")], gen)
-    textbook = TEXTBOOK.get(case["generic"])
-    return graph, inputs, textbook, textbook if textbook else graph_fn(graph)
+    textbook, why = fit_textbook(case["generic"], graph)
+    return graph, inputs, textbook, textbook if textbook else graph_fn(graph), why
 
 
-def run_case(case, args, rows):
+def case_tag(case):
+    """A Python identifier naming the case (the compiled functions' names)."""
+    return "compiled_" + "".join(c if c.isalnum() else "_" for c in case["name"])
+
+
+def run_case(case, args, rows, peaks=None):
+    """Check and time every contender of one manifest case; the row (also
+    appended to rows first, so a case that raises keeps what it measured)."""
     dtype = DTYPES[case.get("dtype", "bf16")]
-    graph, inputs, textbook, eager = case_inputs(case, args.seed)
-    inputs32 = [x.float() if x.is_floating_point() else x for x in inputs]
+    tol = TOL[case.get("dtype", "bf16")]
     gname = case["generic"]
-    row = {"case": case["name"], "entry": case["entry"], "file": case["file"], "results": {}}
+    row = {"case": case["name"], "entry": case["entry"], "file": case["file"], "results": {},
+           "predicted_us": case.get("predicted_us", {})}
     rows.append(row)
+    err = dynamo_reset()
+    if err:
+        row["dynamo_reset_error"] = err
+    graph, inputs, textbook, eager, fit_why = case_inputs(case, args.seed)
+    inputs32 = [x.float() if x.is_floating_point() else x for x in inputs]
+    try:
+        row.update(case_floor(graph, inputs, dtype, peaks))
+    except Exception as e:
+        row["floor_error"] = short(e)
+    results = row["results"]
+    optional = set()  # contenders whose errors are not failures of the run
     with torch.no_grad():
-        ref = eager(*inputs32)
-        torch.cuda.synchronize()
-        row["reference"] = "textbook PyTorch" if textbook else "graph JSON in PyTorch"
-        if textbook and args.check_graph:
-            g_ref = graph_fn(graph)(*inputs32)
-            row["graph_vs_textbook"] = rel_err(g_ref, ref)[0]
+        gfn = graph_fn(graph)
+        ref = g_ref = None
+        if textbook is not None:
+            try:
+                ref, g_ref, row["graph_vs_textbook"], fit_why = textbook_agrees(textbook, gfn, inputs32)
+            except Exception as e:
+                fit_why = "the textbook %s raised %s" % (gname, short(e))
+            if fit_why:
+                textbook, eager, ref = None, gfn, g_ref
+        if textbook is None:
+            if ref is None:
+                ref = gfn(*inputs32)
+            row["reference"] = "graph JSON in PyTorch" + (" (textbook did not fit: %s)" % fit_why if fit_why else "")
+            if fit_why:
+                print("    %s: %s; the reference is the graph JSON, no library contender" % (case["name"], fit_why),
+                      flush=True)
+        else:
+            row["reference"] = "textbook PyTorch"
+        g_ref = None
+        sync()
+        out = got = buf = None
         # PyTorch itself in the storage type: how far rounding alone moves this
         # case's result (a floor for the emitted kernels; not judged)
         try:
-            row["results"]["eager"] = {"rel_err": rel_err(eager(*inputs), ref)[0]}
+            results["eager"] = {"rel_err": rel_err(eager(*inputs), ref)[0]}
         except Exception as e:
-            row["results"]["eager"] = {"error": "%s: %s" % (type(e).__name__, e)}
+            results["eager"] = {"error": short(e)}
         contenders = [("eager", lambda: eager(*inputs))]
-        compiled = torch.compile(eager, dynamic=False)
-        contenders.append(("torch.compile", lambda: compiled(*inputs)))
-        if gname in LIBRARY:
+        tag = case_tag(case)
+        try:
+            compiled, out, info = compile_contender(eager, inputs, tag)
+            info["rel_err"] = rel_err(out, ref)[0]
+            results["torch.compile"] = info
+            contenders.append(("torch.compile", lambda: compiled(*inputs)))
+            if info.get("fallback"):
+                print("    WARNING %s: torch.compile fell back to eager (%s); not counted as compiled"
+                      % (case["name"], info["fallback"]), flush=True)
+        except Exception as e:
+            results["torch.compile"] = {"error": short(e), "trace": traceback.format_exc()[-1500:]}
+        if args.max_autotune:
+            name = "torch.compile max-autotune"
+            optional.add(name)
+            try:
+                compiled_ma, out, info = compile_contender(eager, inputs, tag + "_max_autotune",
+                                                           mode="max-autotune-no-cudagraphs")
+                info["rel_err"] = rel_err(out, ref)[0]
+                results[name] = info
+                contenders.append((name, lambda: compiled_ma(*inputs)))
+            except Exception as e:
+                results[name] = {"error": short(e)}
+        if textbook is not None and gname in LIBRARY:
             lname, lfn = LIBRARY[gname]
-            contenders.append((lname, lambda: lfn(*inputs)))
+            row["library"] = lname
+            try:
+                out = lfn(*inputs)
+                results[lname] = {} if lname in NOT_THE_SAME else {"rel_err": rel_err(out, ref)[0]}
+                contenders.append((lname, lambda: lfn(*inputs)))
+            except Exception as e:
+                results[lname] = {"error": short(e)}
+        if args.flex and textbook is not None and flex_mods(gname) is not None:
+            name = "flex_attention"
+            optional.add(name)
+            try:
+                t0 = time.time()
+                flex = make_flex(gname, inputs)
+                out = flex()
+                sync()
+                e, why = rel_err(out, ref)
+                results[name] = {"rel_err": e, "ok": e <= tol, "why": why, "compile_s": round(time.time() - t0, 2)}
+                contenders.append((name, flex))
+            except Exception as e:
+                results[name] = {"error": short(e), "trace": traceback.format_exc()[-1500:]}
         for target, path in case["modules"].items():
+            pred = case.get("predicted_us", {}).get(target)
             try:
                 mod = load_module(path)
             except Exception as e:  # a target missing on this machine
-                row["results"][target] = {"error": "import: %s" % e}
+                results[target] = {"error": "import: %s" % short(e)}
                 continue
             # a keyword-only out=, not an input the Lean source happens to call `out`
             params = inspect.signature(mod.run).parameters
@@ -299,35 +841,39 @@ def run_case(case, args, rows):
             out_bytes = ref.numel() * 4
             try:
                 if takes_out:
-                    buf = torch.full(tuple(ref.shape), float("nan"), device="cuda", dtype=dtype)
+                    buf = torch.full(tuple(ref.shape), float("nan"), device=DEV, dtype=dtype)
                     got = mod.run(*inputs, out=buf)
                 else:
                     poison_allocator(out_bytes * 4)
                     got = mod.run(*inputs)
-                torch.cuda.synchronize()
-                err, why = rel_err(got, ref)
-                ok = err <= TOL[case.get("dtype", "bf16")]
-                row["results"][target] = {"rel_err": err, "ok": ok, "why": why,
-                                          "poison": "out=" if takes_out else "allocator"}
+                sync()
+                e, why = rel_err(got, ref)
+                results[target] = {"rel_err": e, "ok": e <= tol, "why": why,
+                                   "poison": "out=" if takes_out else "allocator"}
                 contenders.append((target, lambda m=mod: m.run(*inputs)))
             except Exception as e:
-                row["results"][target] = {"error": "%s: %s" % (type(e).__name__, e),
-                                          "trace": traceback.format_exc()[-2000:]}
+                results[target] = {"error": short(e), "trace": traceback.format_exc()[-2000:]}
+            if pred is not None:
+                results[target]["predicted_us"] = pred
+            got = buf = None
+        out = ref = inputs32 = None  # free what the checks held before timing
         for name, fn in contenders:
-            try:
-                ms = bench(fn, args.budget_ms)
-                row["results"].setdefault(name, {})["ms"] = ms
-            except Exception as e:
-                row["results"].setdefault(name, {})["error"] = "%s: %s" % (type(e).__name__, e)
+            res = results.setdefault(name, {})
+            time_contender(fn, inputs, res, args)
+            if row.get("floor_ms") and res.get("ms"):
+                res["floor_frac"] = row["floor_ms"] / res["ms"]
+    row["optional"] = sorted(optional)
     return row
 
 
 # ---------------------------------------------------------------------------
 # compile ahead, in parallel: TileLang kernels (nvcc), Triton kernels and
-# torch.compile of every case, each in a worker process, so the measuring
-# process below finds every kernel in the on-disk caches (TileLang's
-# TILELANG_CACHE_DIR, Triton's ~/.triton/cache, Inductor's FX graph cache)
-# and its wall time goes to checking and timing.  Nothing is measured here.
+# torch.compile of every case (and its flex_attention), each in a worker
+# process, so the measuring process below finds every kernel in the on-disk
+# caches (TileLang's TILELANG_CACHE_DIR, Triton's ~/.triton/cache, Inductor's
+# FX graph cache) and its wall time goes to checking and timing.  Nothing is
+# measured here.  (torch.compile max-autotune is compiled where it is timed:
+# its autotuning would time kernels against the other workers.)
 
 def _warm(kind, where, name, work):
     """(kind, where, name, seconds, error or "") of work(); a failure is
@@ -342,6 +888,7 @@ def _warm(kind, where, name, work):
 
 
 def _warm_tilelang(path, name):
+    """Compile one TileLang kernel of a module (worker process)."""
     return _warm("tilelang", path, name, lambda: load_module(path).compiled_kernel(name))
 
 
@@ -350,22 +897,33 @@ TRITON_DTYPES = {"*bf16": torch.bfloat16, "*fp16": torch.float16, "*fp32": torch
 
 
 def _warm_triton(path, idx):
+    """Compile one Triton kernel of a module for its launch options (worker)."""
     def work():
-        kernel, sig, grid, warps = load_module(path).TRITON_KERNELS[idx]
-        kernel.warmup(*[TRITON_DTYPES[t] for t in sig.values()], grid=grid, num_warps=warps)
+        # (kernel, pointer signature, grid, num_warps[, num_stages or 0])
+        entry = load_module(path).TRITON_KERNELS[idx]
+        kernel, sig, grid, warps = entry[:4]
+        opts = {"num_warps": warps}
+        if len(entry) > 4 and entry[4]:
+            opts["num_stages"] = entry[4]  # as run() launches it, so the cache key matches
+        kernel.warmup(*[TRITON_DTYPES[t] for t in sig.values()], grid=grid, **opts)
     return _warm("triton", path, "kernel %d" % idx, work)
 
 
-def _warm_compile(case, seed):
+def _warm_compile(case, seed, flex):
+    """Run torch.compile of a case (and its flex_attention) once (GPU worker)."""
     def work():
-        _, inputs, _, eager = case_inputs(case, seed)
+        dynamo_setup()
+        _, inputs, textbook, eager, _ = case_inputs(case, seed)
         with torch.no_grad():
-            torch.compile(eager, dynamic=False)(*inputs)
+            compile_contender(eager, inputs, case_tag(case))
+            if flex and textbook is not None and flex_mods(case["generic"]) is not None:
+                make_flex(case["generic"], inputs)()
         torch.cuda.synchronize()
     return _warm("torch.compile", case["name"], "", work)
 
 
-def prewarm(cases, workers, seed):
+
+def prewarm(cases, workers, seed, flex=True):
     """Fill the compile caches for `cases` with `workers` CPU processes (plus
     a few GPU processes for torch.compile); prints a line per failure."""
     import concurrent.futures as cf
@@ -376,10 +934,14 @@ def prewarm(cases, workers, seed):
     jobs = []
     for case in cases:
         for target, path in case["modules"].items():
-            src = open(path).read()
-            if target == "tilelang":
+            try:
+                src = open(path).read()
+            except OSError as e:
+                print("prewarm: %s: %s" % (path, e), flush=True)
+                continue
+            if module_kind(target) == "tilelang":
                 jobs += [(_warm_tilelang, path, n) for n in re.findall(r"^def (k\d+_\w+)\(", src, re.M)]
-            elif target == "triton":
+            elif module_kind(target) == "triton":
                 n = len(re.findall(r"^@triton.jit", src, re.M))
                 jobs += [(_warm_triton, path, i) for i in range(n)]
     gpu_workers = min(4, max(1, workers // 4))
@@ -387,10 +949,14 @@ def prewarm(cases, workers, seed):
     slow = []
     with cf.ProcessPoolExecutor(max(1, workers - gpu_workers), mp_context=ctx) as cpu, \
             cf.ProcessPoolExecutor(gpu_workers, mp_context=ctx) as gpu:
-        futs = [gpu.submit(_warm_compile, c, seed) for c in cases]
+        futs = [gpu.submit(_warm_compile, c, seed, flex) for c in cases]
         futs += [cpu.submit(f, a, b) for f, a, b in jobs]
         for fut in cf.as_completed(futs):
-            kind, where, name, secs, err = fut.result()
+            try:
+                kind, where, name, secs, err = fut.result()
+            except Exception as e:  # a worker died
+                print("prewarm: a worker failed: %s" % short(e), flush=True)
+                continue
             done[kind] += 1
             slow.append((secs, kind, os.path.basename(where), name))
             if err:
@@ -402,35 +968,145 @@ def prewarm(cases, workers, seed):
         "; ".join("%s %s %s %.1fs" % (k, w, n, s) for s, k, w, n in slow[:4])), flush=True)
 
 
-def save_json(path, meta, rows):
+# ---------------------------------------------------------------------------
+# output
+
+def save_json(path, meta, rows, summary=None):
+    """Write the run's JSON (after every case, and once more at the end)."""
+    data = {"meta": meta, "rows": rows}
+    if summary is not None:
+        data["summary"] = summary
     with open(path, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        json.dump(data, f, indent=1)
 
 
-def print_table(rows):
-    cols = ["eager", "torch.compile", "library", "tilelang", "triton"]
-    print("\n| case | eager ms (rel err) | torch.compile ms | library ms | TileLang ms (rel err) | Triton ms (rel err) |")
-    print("|---|---|---|---|---|---|")
+
+
+
+
+def best_of(res, names):
+    """(min usable ms over names, which), or (None, None)."""
+    got = [(usable_ms(res.get(n)), n) for n in names]
+    got = [g for g in got if g[0] is not None]
+    return min(got) if got else (None, None)
+
+
+def summarize(rows):
+    """Geometric means over the cases of torch.compile's time over each of
+    ours (every module variant, the better of tilelang/triton, the better
+    naive), counting a case only where both were timed, ours correct and
+    torch.compile really compiled."""
+    ratios = {}
     for r in rows:
-        res = r["results"]
-        lib = [k for k in res if k not in ("eager", "torch.compile", "tilelang", "triton")]
+        res = r.get("results", {})
+        base = usable_ms(res.get("torch.compile"))
+        if base is None:
+            continue
+        cand = {k: usable_ms(v) for k, v in res.items() if module_kind(k)}
+        cand["best of tilelang/triton"] = best_of(res, ("tilelang", "triton"))[0]
+        if any(k.endswith("-naive") for k in res):
+            cand["best naive"] = best_of(res, ("tilelang-naive", "triton-naive"))[0]
+        for lib in [row_library(r), "flex_attention", "torch.compile max-autotune"]:
+            if lib and lib in res and lib not in NOT_THE_SAME:
+                cand[lib] = usable_ms(res[lib])
+        for k, ms in cand.items():
+            if ms:
+                ratios.setdefault(k, []).append(base / ms)
+    return {k: {"geomean": math.exp(sum(math.log(x) for x in v) / len(v)), "cases": len(v)}
+            for k, v in ratios.items()}
 
-        def cell(k):
-            if k not in res:
+
+def fmt_ms(ms):
+    """Milliseconds with three or four decimals, or two digits when tiny."""
+    return ("%.3f" if ms >= 0.1 else "%.4f" if ms >= 0.001 else "%.2g") % ms
+
+
+def fmt_frac(f):
+    """A floor fraction as a percentage, two digits below 10%."""
+    return ("%.0f" if f >= 0.1 else "%.2g") % (100 * f)
+
+
+def summary_order(k):
+    """Ours first (the better target, then each), variants, then peers."""
+    ours = ("best of tilelang/triton", "tilelang", "triton")
+    if k in ours:
+        return (0, ours.index(k), k)
+    return (1 if module_kind(k) or k == "best naive" else 2, 0, k)
+
+
+def print_table(rows, meta=None):
+    """The markdown table: per case its floor, then per contender ms
+    [floor fraction] (rel err), and torch.compile's time over our better
+    target; then the geometric means.  Handles older JSON (fields absent)."""
+    meta = meta or {}
+    names = []
+    for r in rows:
+        for k in r.get("results", {}):
+            col = "library" if k == row_library(r) else k
+            if col not in names:
+                names.append(col)
+    fixed = ["eager", "torch.compile", "torch.compile max-autotune", "library", "flex_attention", "tilelang", "triton"]
+    cols = [c for c in fixed if c in names] + [c for c in names if c not in fixed]
+    if meta.get("l2"):
+        print("\nL2: %s" % meta["l2"])
+    if meta.get("peaks"):
+        p = meta["peaks"]
+        print("floor rates measured in this run: copy %s GB/s, bf16 matmul %s TFLOP/s" % (
+            "%.0f" % p["copy_GBps"] if "copy_GBps" in p else "?",
+            "%.0f" % p["bf16_mm_TFLOPs"] if "bf16_mm_TFLOPs" in p else "?"))
+    print("\n| case | floor ms | " + " | ".join("%s ms" % c for c in cols) + " | torch.compile ÷ ours |")
+    print("|---|---|" + "---|" * len(cols) + "---|")
+    for r in rows:
+        res = r.get("results", {})
+        lib = row_library(r)
+
+        def cell(c):
+            k = lib if c == "library" else c
+            if not k or k not in res:
                 return "–"
             x = res[k]
+            s = (k + " ") if c == "library" else ""
             if "error" in x:
-                return "error"
-            s = "%.3f" % x["ms"] if "ms" in x else "–"
-            if "rel_err" in x:
+                return s + "error"
+            if x.get("ms"):
+                s += fmt_ms(x["ms"])
+                if x.get("graph") is False:
+                    s += "*"
+                if x.get("floor_frac"):
+                    s += " [%s%%]" % fmt_frac(x["floor_frac"])
+            else:
+                s += "–"
+            if "rel_err" in x and (module_kind(k) or k in ("eager", "flex_attention")):
                 s += " (%.1e%s)" % (x["rel_err"], "" if x.get("ok", True) else " FAIL")
+            elif x.get("ok") is False:
+                s += " FAIL"
+            if x.get("fallback"):
+                s += " EAGER FALLBACK"
             return s
-        libcell = ("%s %s" % (lib[0], cell(lib[0]))) if lib else "–"
-        print("| %s | %s | %s | %s | %s | %s |" % (r["case"], cell("eager"), cell("torch.compile"),
-                                                   libcell, cell("tilelang"), cell("triton")))
-    del cols
+        base = usable_ms(res.get("torch.compile"))
+        best, _ = best_of(res, ("tilelang", "triton"))
+        speed = "%.2f×" % (base / best) if base and best else "–"
+        floor = fmt_ms(r["floor_ms"]) if r.get("floor_ms") else "–"
+        if r.get("error"):
+            print("| %s | %s | case failed: %s |" % (r.get("case", "?"), floor, r["error"][:120]))
+            continue
+        print("| %s | %s | %s | %s |" % (r.get("case", "?"), floor, " | ".join(cell(c) for c in cols), speed))
+    if any("graph" in x for r in rows for x in r.get("results", {}).values()):
+        print("\nms: median of do_bench over CUDA-graph replays; * = plain calls (no CUDA graph: see graph_error "
+              "in the JSON); [n%] = the case's floor / this time; (e) = normwise error against the float32 "
+              "reference; torch.compile ÷ ours uses the better of tilelang/triton.")
+    else:
+        print("\nms: median of do_bench over plain calls (this JSON predates CUDA-graph timing); (e) = normwise "
+              "error against the float32 reference; torch.compile ÷ ours uses the better of tilelang/triton.")
+    summary = summarize(rows)
+    if summary:
+        print("Geometric means of torch.compile's time over ours: " + "; ".join(
+            "%s %.2f× (%d cases)" % (k, v["geomean"], v["cases"])
+            for k, v in sorted(summary.items(), key=lambda kv: summary_order(kv[0]))))
+    return summary
 
 
+# ---------------------------------------------------------------------------
 # small instances for --self-test: (file, generic, sizes, textbook keyword args)
 SELF_TEST = [
     ("examples/attention.lean", "attention", "B=2,H=2,N=8,D=4", {}),
@@ -450,30 +1126,48 @@ SELF_TEST = [
 
 
 def self_test(tool):
-    """On the CPU: the harness's textbook PyTorch and its library kernels agree
-    with tilesmith's graph (evaluated in PyTorch) on small instances, so the
-    GPU run checks the emitted kernels against the right functions; and the
-    inputs it makes are what each emitted run() takes (run() refuses them
-    only for being on the CPU: its device check comes after all others)."""
+    """On the CPU: the harness's textbook PyTorch, its library kernels and its
+    flex_attention masks agree with tilesmith's graph (evaluated in PyTorch)
+    on small instances, so the GPU run checks the emitted kernels against the
+    right functions; every textbook fits its own entry and a textbook does
+    not fit an entry with other parameters or another function; the matmul
+    flop count is right; and the inputs it makes are what each emitted run()
+    takes (run() refuses them only for being on the CPU: its device check
+    comes after all others)."""
     import subprocess
     import tempfile
     passed = failed = 0
+
+    def report(ok, what):
+        nonlocal passed, failed
+        passed += bool(ok)
+        failed += not ok
+        print("%s %s" % ("ok  " if ok else "FAIL", what))
+
     torch.manual_seed(0)
     tmp = tempfile.TemporaryDirectory(prefix="harness-selftest-")
+    graphs = {}
     for path, name, sizes, kw in SELF_TEST:
         g = json.loads(subprocess.run([tool, "graph", path, "--entry", name, "--size", sizes, "--format", "json"],
                                       check=True, capture_output=True, text=True).stdout)
+        graphs[name] = g
         args = make_inputs(g, torch.float64, device="cpu")
         want = graph_fn(g)(*args).double()
         checks = [("textbook", TEXTBOOK[name](*args, **kw))]
-        if name in LIBRARY and LIBRARY[name][0] != "matmul alone":
+        if name in LIBRARY and LIBRARY[name][0] not in NOT_THE_SAME:
             checks.append((LIBRARY[name][0], LIBRARY[name][1](*args)))
+        if flex_mods(name) is not None:
+            try:
+                with warnings.catch_warnings():  # eager flex_attention warns that it is slow
+                    warnings.simplefilter("ignore")
+                    checks.append(("flex", make_flex(name, args, compiled=False, window=kw.get("window"))()))
+            except Exception as e:
+                print("skip %-24s flex_attention unavailable here: %s" % (name, short(e)))
         for what, got in checks:
             err = rel_err(got.double(), want)[0]
-            ok = err < 1e-5
-            passed += ok
-            failed += not ok
-            print("%s %-24s %-8s vs graph: rel %.1e" % ("ok  " if ok else "FAIL", name, what, err))
+            report(err < 1e-5, "%-24s %-8s vs graph: rel %.1e" % (name, what, err))
+        fit, why = fit_textbook(name, g)
+        report(fit is TEXTBOOK[name] and not why, "%-24s the textbook fits its entry%s" % (name, ": " + why if why else ""))
         module = os.path.join(tmp.name, "selftest_%s.py" % name)
         subprocess.run([tool, "opt", path, "--entry", name, "--size", sizes, "--dtype", "bf16", "--target", "triton",
                         "-o", module], check=True, capture_output=True)
@@ -484,34 +1178,71 @@ def self_test(tool):
             why = "" if "CUDA device" in str(e) else "%s" % e
         except Exception as e:
             why = "%s: %s" % (type(e).__name__, e)
-        passed += not why
-        failed += bool(why)
-        print("%s %-24s inputs are what run() takes%s" % ("ok  " if not why else "FAIL", name,
-                                                           ": " + why if why else ""))
+        report(not why, "%-24s inputs are what run() takes%s" % (name, ": " + why if why else ""))
     tmp.cleanup()
+    # defect (b): an entry named like an example but with other parameters
+    g = json.loads(json.dumps(graphs["gqaDecode"]))
+    nid = max(n["id"] for n in g["nodes"]) + 1
+    for k, nm in enumerate(("gain1", "gain2")):
+        g["nodes"].insert(0, {"id": nid + k, "op": "input", "kind": "real", "shape": [4], "in": [], "name": nm})
+        g["inputs"].append({"name": nm, "role": "param", "node": nid + k})
+    fit, why = fit_textbook("gqaDecode", g)
+    report(fit is None and "takes 3 tensors, the entry 5" in why, "gqaDecode with two gains: no textbook (%s)" % why)
+    fit, why = fit_textbook("rowSoftmax", graphs["matmulLargeK"])
+    report(fit is None and why, "rowSoftmax textbook on a matmul entry: no textbook (%s)" % why)
+    args = make_inputs(graphs["causalAttention"], torch.float32, device="cpu")
+    _, _, err, why = textbook_agrees(attention, graph_fn(graphs["causalAttention"]), args)
+    report(bool(why), "attention textbook on the causal entry: disagrees (rel %.2g)" % err)
+    _, _, err, why = textbook_agrees(causal_attention, graph_fn(graphs["causalAttention"]), args)
+    report(not why, "causal textbook on the causal entry: agrees (rel %.2g)" % err)
+    # the floor's flop count: attention B=2,H=2,N=8,D=4 is two products of 2*B*H*N*N*D
+    flops, ins, out = graph_cost(graphs["attention"])
+    report(flops == 2 * (2 * 2 * 2 * 8 * 8 * 4) and ins == [128, 128, 128] and out == 128,
+           "attention flops %d, input elements %s, output %d" % (flops, ins, out))
+    flops, _, _ = graph_cost(graphs["swigluMlp"])
+    report(flops == 2 * 4 * 8 * 12 * 3, "swigluMlp flops %d" % flops)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
 
 def main():
+    """The command line: --self-test, --table, or a run over a manifest."""
     if len(sys.argv) == 3 and sys.argv[1] == "--self-test":
         sys.exit(self_test(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":
+        data = json.load(open(sys.argv[2]))
+        print_table(data["rows"], data.get("meta"))
+        sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
     ap.add_argument("--only", default="")
     ap.add_argument("--json", default="gpu_results.json")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--budget-ms", type=float, default=600, help="timing budget per contender")
+    ap.add_argument("--launch-budget-ms", type=float, default=50,
+                    help="budget for the plain-call timing beside a graph replay's (0: skip it)")
+    ap.add_argument("--graph", action=argparse.BooleanOptionalAction, default=True,
+                    help="time CUDA-graph replays (--no-graph: plain calls only)")
+    ap.add_argument("--flex", action=argparse.BooleanOptionalAction, default=True,
+                    help="time flex_attention on the masked attention cases")
+    ap.add_argument("--max-autotune", action="store_true",
+                    help="also time torch.compile(mode='max-autotune-no-cudagraphs') (slow to compile)")
     ap.add_argument("--prewarm", type=int, default=os.cpu_count() or 1,
                     help="processes that compile every kernel ahead (0: compile inline)")
     ap.add_argument("--check-graph", action="store_true",
-                    help="also compare tilesmith's graph (in PyTorch) with the textbook code")
+                    help="(always done now: the textbook is checked against tilesmith's graph)")
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
     only = set(x for x in args.only.split(",") if x)
     rows = []
     meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "torch": torch.__version__,
-            "device": torch.cuda.get_device_name(), "cuda": torch.version.cuda}
+            "device": torch.cuda.get_device_name(), "cuda": torch.version.cuda,
+            "timing": "median of triton.testing.do_bench over CUDA-graph replays (per contender \"graph\"; "
+                      "plain calls where capture failed)" if args.graph else "median of triton.testing.do_bench "
+                      "over plain calls (--no-graph)",
+            "budget_ms": args.budget_ms, "launch_budget_ms": args.launch_budget_ms,
+            "flex": args.flex, "max_autotune": args.max_autotune, "floor_note": FLOOR_NOTE,
+            "references": "float32, TF32 off; the textbook where it fits the entry, else the graph JSON"}
     try:
         import triton
         meta["triton"] = triton.__version__
@@ -522,35 +1253,65 @@ def main():
         meta["tilelang"] = tilelang.__version__
     except Exception as e:
         meta["tilelang"] = "unavailable: %s" % e
+    meta["l2"] = l2_note()
     print(json.dumps(meta))
+    dynamo_setup()
     failures = 0
     cases = [c for c in manifest["cases"] if not only or c["name"] in only]
     for case in cases:
         case["graph"] = os.path.join(args.dir, case["graph"])
         case["modules"] = {t: os.path.join(args.dir, p) for t, p in case["modules"].items()}
     if args.prewarm > 0:
-        prewarm(cases, args.prewarm, args.seed)
+        try:
+            prewarm(cases, args.prewarm, args.seed, args.flex)
+        except Exception:
+            print("prewarm failed (kernels compile inline): %s" % traceback.format_exc()[-1500:], flush=True)
+    t0 = time.time()
+    try:
+        peaks = measure_peaks()
+    except Exception as e:
+        peaks = {"error": short(e)}
+    meta["peaks"] = peaks
+    print("floor rates: %s (%.1fs); L2: %s" % (json.dumps(peaks), time.time() - t0, meta["l2"]), flush=True)
     for case in cases:
         t0 = time.time()
         try:
-            row = run_case(case, args, rows)
+            row = run_case(case, args, rows, peaks)
         except Exception as e:
-            rows.append({"case": case["name"], "results": {}, "error": "%s: %s" % (type(e).__name__, e)})
+            if rows and rows[-1].get("case") == case["name"]:
+                rows[-1]["error"] = short(e)
+            else:
+                rows.append({"case": case["name"], "results": {}, "error": short(e)})
             print("case %s failed: %s" % (case["name"], traceback.format_exc()[-1500:]))
             failures += 1
             save_json(args.json, meta, rows)
             continue
-        bad = [t for t, x in row["results"].items() if x.get("ok") is False or "error" in x]
+        opt = set(row.get("optional", []))
+        bad = [t for t, x in row["results"].items()
+               if t not in opt and (x.get("ok") is False or "error" in x)]
+        warn = [t for t, x in row["results"].items() if t in opt and (x.get("ok") is False or "error" in x)]
         failures += bool(bad)
-        print("%-32s %5.1fs %s" % (case["name"], time.time() - t0, "FAIL " + ",".join(bad) if bad else "ok"),
-              flush=True)
-        for t in bad:
+        nograph = [t for t, x in row["results"].items() if x.get("graph") is False and "ms" in x]
+        print("%-32s %5.1fs %s%s%s" % (case["name"], time.time() - t0, "FAIL " + ",".join(bad) if bad else "ok",
+                                       "; optional failed: " + ",".join(warn) if warn else "",
+                                       "; no CUDA graph: " + ",".join(nograph) if nograph else ""), flush=True)
+        for t in bad + warn:
             x = row["results"][t]
             print("    %s: %s" % (t, x.get("error") or "rel err %.3g %s" % (x["rel_err"], x.get("why", ""))),
                   flush=True)
-        torch.cuda.empty_cache()
+        for t in nograph:
+            print("    %s timed without a CUDA graph: %s" % (t, row["results"][t].get("graph_error", "")), flush=True)
+        try:
+            torch.cuda.empty_cache()
+        except Exception:
+            pass
         save_json(args.json, meta, rows)  # after every case: a cut-off run keeps what it measured
-    print_table(rows)
+    summary = None
+    try:
+        summary = print_table(rows, meta)
+    except Exception:
+        print("table failed: %s" % traceback.format_exc()[-1500:])
+    save_json(args.json, meta, rows, summary)
     print("\n%d cases, %d with a failure" % (len(rows), failures))
     sys.exit(1 if failures else 0)
 

@@ -177,17 +177,84 @@ static void count_stores(Stores *st, const StmtList *l) {
   }
 }
 
-/* shared memory and registers of a block; tiles loaded in a pipelined loop count once per stage */
+/* Where each tile buffer is written: the deepest pipeline of the loops
+   around its writes (0: none), and whether a write is inside a loop. */
+typedef struct Written {
+  const Kernel *k;
+  int *stages;          /* per buffer */
+  bool *in_loop, *outside;
+  int *loop;            /* per buffer: the top-level loop it is written in (-1: none or several) */
+  int cur, top;
+} Written;
+static void note_write(Written *w, const TBuf *t, int depth) {
+  for (int b = 0; b < w->k->bufs.len; b++)
+    if (w->k->bufs.data[b] == t) {
+      if (w->cur > w->stages[b]) w->stages[b] = w->cur;
+      if (depth > 0) {
+        w->loop[b] = w->in_loop[b] && w->loop[b] != w->top ? -1 : w->top;
+        w->in_loop[b] = true;
+      } else {
+        w->outside[b] = true;
+      }
+    }
+}
+static void written_in(Written *w, const StmtList *l, int depth) {
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (depth == 0) w->top = i;
+    if (s->dst) note_write(w, s->dst, depth);
+    if (s->kind == ST_LOOP) {
+      int saved = w->cur;
+      if (s->stages > w->cur) w->cur = s->stages;
+      written_in(w, &s->body, depth + 1);
+      w->cur = saved;
+    } else if (s->kind == ST_IF) {
+      written_in(w, &s->body, depth);
+      written_in(w, &s->orelse, depth);
+    }
+  }
+}
+
+/* Shared memory and registers (per thread) of a block.  A shared tile
+   written in a pipelined loop has a buffer per stage; the tiles of one
+   top-level loop are dead in the next (TileLang and Triton reuse their
+   memory), so loops count by the largest.  Registers: the
+   fragments that outlive a loop trip (states, tiles written outside
+   loops) are all live at once; of those written inside a loop, the
+   element-wise chain of one trip, about the two largest at a time. */
 static void block_resources(const Kernel *k, double *smem, double *regs) {
   *smem = 0;
   *regs = 0;
-  for (int b = 0; b < k->bufs.len; b++) {
+  int n = k->bufs.len;
+  int stages[256] = {0};
+  bool in_loop[256] = {0}, outside[256] = {0};
+  int loop[256];
+  for (int b = 0; b < 256; b++) loop[b] = -1;
+  Written w = {k, stages, in_loop, outside, loop, 0, 0};
+  if (n <= 256) written_in(&w, &k->body, 0);
+  double big1 = 0, big2 = 0;
+  double per_loop[256] = {0}, loops_max = 0;
+  for (int b = 0; b < n; b++) {
     const TBuf *t = k->bufs.data[b];
     double bytes = buf_elems(t) * dtype_bytes(t->dtype);
-    if (t->scope == SCOPE_SHARED) *smem += bytes * 2;
-    else *regs += buf_elems(t);
+    int st = b < 256 && stages[b] > 1 ? stages[b] : 1;
+    if (t->scope == SCOPE_SHARED) {
+      if (b < 256 && loop[b] >= 0 && !outside[b] && loop[b] < 256) {
+        per_loop[loop[b]] += bytes * st;
+        if (per_loop[loop[b]] > loops_max) loops_max = per_loop[loop[b]];
+      } else {
+        *smem += bytes * st;
+      }
+    } else if (b < 256 && in_loop[b] && !outside[b]) {
+      double e = buf_elems(t);
+      if (e > big1) big2 = big1, big1 = e;
+      else if (e > big2) big2 = e;
+    } else {
+      *regs += buf_elems(t);
+    }
   }
-  *regs = *regs / (k->threads > 0 ? k->threads : 128) + 32;
+  *smem += loops_max;
+  *regs = (*regs + big1 + big2) / (k->threads > 0 ? k->threads : 128) + 32;
 }
 
 /* tensor-core efficiency by tile area (TileLang's textbook GEMM on the H200) */
@@ -233,6 +300,7 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   int thr = k->threads > 0 ? k->threads : 128;
   double per = 32;
   if (smem > 0) per = fmin(per, floor(gpu->smem / smem));
+  if (smem > gpu->smem - 1024) per = 0; /* a block may have all of an SM's shared memory but 1 KiB */
   per = fmin(per, floor((double)gpu->threads / thr));
   per = fmin(per, floor((double)gpu->regs / (fmin(regs, 255) * thr)));
   double spill = regs > 255 ? regs / 255.0 : 1; /* spilled registers: slower */

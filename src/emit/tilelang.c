@@ -191,12 +191,16 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
   }
 }
 
-/* ---- a plain tile load as T.copy (experimental: TS_TL_COPY=1) ----
+/* ---- a plain tile load as T.copy ----
    A map into a shared tile that only loads a rectangle of a global in the
    tile's own order, with no mask (no overhang) and no conversion, is a
-   copy: T.copy lets TileLang move it with TMA / cp.async and pipeline it in
-   T.Pipelined loops.  Off by default until the H200 has timed it against
-   the element-wise maps (docs/BENCHMARKS.md). */
+   copy: T.copy lets TileLang move it with TMA and pipeline it in
+   T.Pipelined loops, of any bounds.  Not in a loop that also writes a
+   shared tile from the threads (a scaled operand): TileLang 0.1.15 then
+   computes wrong products on the H200 (rmsnorm_matmul_16k: every element
+   wrong), so such a loop keeps element-wise maps (cp.async).  On by
+   default since the H200 timed it (docs/BENCHMARKS.md, 2026-12-03 sweep);
+   TS_TL_COPY=0 turns it off. */
 typedef struct VarUse { bool i, j; } VarUse;
 static void var_use(const SExpr *x, void *ud) {
   VarUse *u = ud;
@@ -221,31 +225,60 @@ static bool plus_var(const SExpr *x, TVar v, const SExpr **off) {
 
 static bool tl_copy_on(void) {
   static int on = -1;
-  if (on < 0) on = getenv("TS_TL_COPY") && *getenv("TS_TL_COPY") == '1';
+  if (on < 0) on = !(getenv("TS_TL_COPY") && *getenv("TS_TL_COPY") == '0');
   return on;
 }
 
-static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
+/* Is map s a copy: the dimensions of its load that i and j run along (di
+   before dj) and their offsets? */
+static bool copy_shape(const Stmt *s, int *di, int *dj, const SExpr **oi, const SExpr **oj) {
   const SExpr *v = s->value;
-  if (!tl_copy_on() || s->dst->scope != SCOPE_SHARED || s->dst->shape.rank != 2 || !v || v->kind != SX_LOAD ||
+  if (s->kind != ST_MAP || s->dst->scope != SCOPE_SHARED || s->dst->shape.rank != 2 || !v || v->kind != SX_LOAD ||
       v->buf->scope != SCOPE_GLOBAL || v->buf->dtype != s->dst->dtype)
     return false;
   if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) return false;
-  int di = -1, dj = -1;
-  const SExpr *oi = NULL, *oj = NULL;
+  *di = *dj = -1;
+  *oi = *oj = NULL;
   for (int d = 0; d < v->nidx; d++) {
     VarUse u = {0};
     sexpr_walk(v->idx[d], var_use, &u);
     if (u.i && u.j) return false;
     if (u.i) {
-      if (di >= 0 || !plus_var(v->idx[d], TV_I, &oi)) return false;
-      di = d;
+      if (*di >= 0 || !plus_var(v->idx[d], TV_I, oi)) return false;
+      *di = d;
     } else if (u.j) {
-      if (dj >= 0 || !plus_var(v->idx[d], TV_J, &oj)) return false;
-      dj = d;
+      if (*dj >= 0 || !plus_var(v->idx[d], TV_J, oj)) return false;
+      *dj = d;
     }
   }
-  if (di < 0 || dj < 0 || di > dj) return false;
+  return *di >= 0 && *dj >= 0 && *di < *dj;
+}
+
+/* Does a statement fill a shared tile from the threads (a map that is not
+   a copy)? */
+static bool thread_filled(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  int di, dj;
+  const SExpr *oi, *oj;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && !copy_shape(s, &di, &dj, &oi, &oj)) {
+    *(bool *)ud = true;
+    return false;
+  }
+  return true;
+}
+
+/* May loads in loop body l be T.copy? */
+static bool copies_in(const StmtList *l) {
+  bool mixed = false;
+  tile_walk(l, thread_filled, &mixed);
+  return tl_copy_on() && !mixed;
+}
+
+static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
+  const SExpr *v = s->value;
+  int di, dj;
+  const SExpr *oi, *oj;
+  if (!tl_copy_on() || e->no_copy || !copy_shape(s, &di, &dj, &oi, &oj)) return false;
   emit_printf(e, "%sT.copy(%s[", ind, e->gname[v->buf->id]);
   for (int d = 0; d < v->nidx; d++) {
     if (d) emit_printf(e, ", ");
@@ -397,7 +430,9 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
        (a causal loop's bound depends on the block) for cp.async copies
        (element-wise maps): those loops run unpipelined; with T.copy (TMA)
        it pipelines any bounds */
-    bool fixed = (from0 && s->hi->kind == SX_INT) || tl_copy_on();
+    bool was = e->no_copy;
+    e->no_copy = was || !copies_in(&s->body);
+    bool fixed = (from0 && s->hi->kind == SX_INT) || !e->no_copy;
     int stages = fixed ? s->stages : 0;
     emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");
     if (!from0) {
@@ -409,6 +444,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_printf(e, "):\n");
     if (!s->body.len) emit_printf(e, "%spass\n", inner);
     tl_list(e, &s->body, inner);
+    e->no_copy = was;
     return;
   }
   case ST_IF: {

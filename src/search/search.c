@@ -230,6 +230,21 @@ static double price(S *s, Plan *p, PKernel *k) {
   return cost_program(tp, s->gpu, NULL); /* with a split stream: its combine kernel too */
 }
 
+/* Price k with the user's pipeline depth, or the deepest of 3 and 2
+   that fits in shared memory (the H200 sweep of 2026-12-03: 3 stages as
+   fast or faster than 2 for every product loop timed, on both targets). */
+static double price_staged(S *s, Plan *p, PKernel *k, const Schedule *sc) {
+  if (sc && sc->stages) {
+    k->stages = sc->stages;
+    return price(s, p, k);
+  }
+  k->stages = 3;
+  double t = price(s, p, k);
+  if (isfinite(t)) return t;
+  k->stages = 2;
+  return price(s, p, k);
+}
+
 /* The naive kernel of a kernel's one output (the fallback of a kernel the
    fused lowering cannot realize). */
 /* Can node n be computed by a naive kernel given what p stores: every
@@ -373,7 +388,6 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
             if (sc && ((sc->rows && row >= 0 && k->ax[row].tile != sc->rows) ||
                        (sc->cols && col >= 0 && k->ax[col].tile != sc->cols)))
               continue;
-            if (sc && sc->stages) k->stages = sc->stages;
             /* a grid that leaves SMs idle: also split the stream across blocks */
             double blocks = grid_blocks(k);
             int64_t ntiles = st >= 0 ? (k->ax[st].size + c.stile - 1) / c.stile : 0;
@@ -385,8 +399,7 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
               Cand cs = c;
               cs.splits = sp;
               if (!apply(k, &cs, row, col)) continue;
-              if (sc && sc->stages) k->stages = sc->stages;
-              double t = price(s, p, k);
+              double t = price_staged(s, p, k, sc);
               if (getenv("TS_SEARCH_TRACE2"))
                 fprintf(stderr, "  cfg root %%%d stream %d tile %lld split %lld rows %lld cols %lld thr %d: %g %s\n",
                         k->root->id, st, (long long)c.stile, (long long)sp, (long long)c.rtile, (long long)c.ctile,
@@ -395,8 +408,7 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
             }
             if (sc && sc->splits > 1) continue;
             apply(k, &c, row, col);
-            if (sc && sc->stages) k->stages = sc->stages;
-            double t = price(s, p, k);
+            double t = price_staged(s, p, k, sc);
             if (getenv("TS_SEARCH_TRACE2"))
               fprintf(stderr, "  cfg root %%%d (%d members) stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, k->members.len, st,
                       (long long)c.stile, (long long)c.rtile, (long long)c.ctile, c.threads, t, k->why);
