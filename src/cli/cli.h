@@ -32,6 +32,9 @@ typedef struct Opts {
   int candidate;          /* tiles, verify, opt, explain: the search's k-th runner-up (0: its choice) */
   Schedule schedule;      /* tiles, verify, opt, explain: --schedule (when has_schedule) */
   bool has_schedule;
+  const char *tuned;      /* --tuned FILE: schedules measured on a GPU (tuned.c) */
+  int top;                /* tune: schedules to write (--top) */
+  bool quiet_schedule;    /* tune: no warning for a schedule that fits no kernel */
   const char *gpu;        /* the GPU profile the cost model uses */
   const Gpu *gpu_profile;
   SizeArg bind[64];       /* the entry's Nat sizes (entry_bindings), for the rewrite's cost */
@@ -55,6 +58,20 @@ Graph *elaborate(Session *s, Opts *o, const char *entry);
 /* A usage error (exit status 2), with the current command's usage line. */
 int usage_error(const char *fmt, ...) TS_PRINTF(1, 2);
 
+/* A schedule measured on a GPU (tuned.c). */
+typedef struct TunedRec {
+  char target[16];
+  char schedule[160];      /* --schedule's spelling, "-" for the cost model's own */
+  double measured_us, predicted_us;
+  char device[64], versions[160], date[32];
+} TunedRec;
+/* The key of a program's records: its graph (no source positions), storage type, GPU profile. */
+uint64_t tune_key(const Graph *g, DType dt, const Gpu *gpu);
+/* The last record of key in the file at path: 1 found, 0 none (or no file), -1 unreadable. */
+int tuned_lookup(const char *path, uint64_t key, TunedRec *out);
+/* --tuned, else $TILESMITH_TUNED, else NULL. */
+const char *tuned_path(const Opts *o);
+
 /* The program opt emits (compile.c): the searched plan, or with --naive the
    naive lowering; NULL (printed) on an internal error. */
 typedef struct Compiled {
@@ -64,6 +81,8 @@ typedef struct Compiled {
   Plan *plan;            /* NULL with --naive */
   SearchStats stats;
   RewriteInfo rewrite;
+  bool tuned;            /* the schedule is a tuned record's (rec) */
+  TunedRec rec;
 } Compiled;
 TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out);
 /* The entry's Nat sizes with --size applied (for o->bind); 0 if it has none. */
@@ -75,6 +94,7 @@ TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out);
 bool opts_dtype(const Opts *o, DType *dt);
 
 int cmd_verify(Opts *o);   /* cmd_verify.c */
+int cmd_tune(Opts *o);     /* cmd_tune.c */
 int cmd_opt(Opts *o);      /* cmd_opt.c */
 int cmd_explain(Opts *o);  /* cmd_explain.c */
 int cmd_rules(Opts *o);    /* cmd_rewrite.c */

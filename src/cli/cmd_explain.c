@@ -283,6 +283,20 @@ int cmd_explain(Opts *o) {
     json_num(&j, bytes);
     json_key(&j, "naive_predicted_us");
     json_num(&j, cp.plan ? cp.stats.naive_cost * 1e6 : total * 1e6);
+    json_key(&j, "tuned");
+    if (cp.tuned) {
+      json_begin_obj(&j);
+      json_kstr(&j, "schedule", cp.rec.schedule);
+      json_kstr(&j, "target", cp.rec.target);
+      json_knum(&j, "measured_us", cp.rec.measured_us);
+      json_knum(&j, "predicted_us", cp.rec.predicted_us);
+      json_kstr(&j, "device", cp.rec.device);
+      json_kstr(&j, "versions", cp.rec.versions);
+      json_kstr(&j, "date", cp.rec.date);
+      json_end_obj(&j);
+    } else {
+      json_null(&j);
+    }
     json_key(&j, "candidates");
     json_begin_arr(&j);
     for (int i = 0; cp.plan && i < cp.stats.ncands; i++) {
@@ -332,6 +346,9 @@ int cmd_explain(Opts *o) {
       printf("search: %.3f s, %d sweep%s, %d moves tried, %d taken, %d kernels priced; stop: %s\n", cp.stats.seconds,
              cp.stats.sweeps, cp.stats.sweeps == 1 ? "" : "s", cp.stats.moves_tried, cp.stats.moves_taken,
              cp.stats.kernels_priced, search_stop_name(cp.stats.stop));
+      if (cp.tuned)
+        printf("schedule: %s, tuned on %s: %.1f us measured with %s (%s; %s)\n", cp.rec.schedule, cp.rec.device,
+               cp.rec.measured_us, cp.rec.target, cp.rec.versions, cp.rec.date);
     } else {
       printf("naive lowering (--naive): no rewriting, no search\n");
     }

@@ -17,12 +17,24 @@ int cmd_opt(Opts *o) {
   DType dt;
   Target target;
   if (!opts_dtype(o, &dt)) return EXIT_USAGE;
-  if (!target_parse(o->target, &target)) return usage_error("--target must be tilelang or triton, not '%s'", o->target);
+  bool best = !strcmp(o->target, "best");
+  if (!best && !target_parse(o->target, &target))
+    return usage_error("--target must be tilelang, triton or best, not '%s'", o->target);
+  if (best && !tuned_path(o)) return usage_error("--target best needs --tuned FILE (or TILESMITH_TUNED)");
   Session s;
   session_open(&s);
   int rc = EXIT_USER;
-  TileProgram *tp = compile_entry(&s, o, dt, NULL);
+  Compiled cp;
+  TileProgram *tp = compile_entry(&s, o, dt, &cp);
   if (!tp) goto done;
+  if (best && !(cp.tuned && target_parse(cp.rec.target, &target))) {
+    fprintf(stderr, "tilesmith: error: %s has no tuned record of '%s' at these sizes (tilesmith tune, then tools/tune.py)\n",
+            tuned_path(o), o->entry);
+    goto done;
+  }
+  if (cp.tuned)
+    printf("schedule %s, tuned on %s (%.1f us, %s, %s)\n", cp.rec.schedule, cp.rec.device, cp.rec.measured_us,
+           cp.rec.target, cp.rec.date);
   /* the --size bindings, for the module's header */
   char *sizes = arena_strdup(s.arena, "");
   for (int i = 0; i < o->nsizes; i++)

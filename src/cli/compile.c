@@ -29,6 +29,21 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   if (!out) out = &local;
   memset(out, 0, sizeof *out);
   out->g = g;
+  const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
+  /* a schedule measured on the GPU, unless one is given or the plan is not the search's choice */
+  const char *tpath = tuned_path(o);
+  if (tpath && !o->naive && !o->has_schedule && !o->candidate) {
+    int got = tuned_lookup(tpath, tune_key(g, dt, gpu), &out->rec);
+    char why[160];
+    if (got < 0) {
+      fprintf(stderr, "tilesmith: warning: cannot read the tuned schedules in %s\n", tpath);
+    } else if (got && strcmp(out->rec.schedule, "-") && !schedule_parse(out->rec.schedule, &o->schedule, why, sizeof why)) {
+      fprintf(stderr, "tilesmith: warning: %s: a record of '%s' has a bad schedule (%s): ignored\n", tpath, o->entry, why);
+    } else if (got) {
+      out->tuned = true;
+      o->has_schedule = strcmp(out->rec.schedule, "-") != 0;
+    }
+  }
   if (o->naive) {
     out->tp = tile_lower(g, dt);
   } else {
@@ -42,7 +57,7 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
               out->stats.ncands, out->stats.ncands == 1 ? "" : "s", o->entry, o->candidate);
       return NULL;
     }
-    if (out->stats.sched_unmet)
+    if (out->stats.sched_unmet && !o->quiet_schedule)
       fprintf(stderr, "tilesmith: warning: --schedule fits no candidate of %d fused kernel%s: the cost model chose %s\n",
               out->stats.sched_unmet, out->stats.sched_unmet == 1 ? "" : "s",
               out->stats.sched_unmet == 1 ? "its schedule" : "theirs");
@@ -60,7 +75,6 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
     return NULL;
   }
   /* tensors no GPU of the profile can hold: said, by name (the module is still written) */
-  const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
   double total = 0;
   for (int i = 0; i < out->tp->globals.len; i++) {
     const TBuf *b = out->tp->globals.data[i];

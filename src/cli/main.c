@@ -330,13 +330,23 @@ static const Command commands[] = {
      "first mismatching element.  --naive checks the naive lowering.\n",
      cmd_verify, true, false},
     {"opt", "emit a TileLang or Triton module for an entry",
-     "tilesmith opt FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] --target tilelang|triton -o OUT.py",
+     "tilesmith opt FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--tuned FILE] --target tilelang|triton|best -o OUT.py",
      "Writes one self-contained Python module: the kernels, run(*tensors)\n"
      "taking the entry's tensor arguments in declaration order as PyTorch CUDA\n"
      "tensors and returning the result, reference(*tensors) in plain PyTorch,\n"
      "and a __main__ that checks run against reference in float32 on fresh\n"
      "random inputs and times both.\n",
      cmd_opt, true, false},
+    {"tune", "write the cost model's best schedules of an entry, for timing on the GPU",
+     "tilesmith tune FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--top K] -o DIR",
+     "Searches the entry's plan as opt does and writes into DIR the modules of\n"
+     "its K best schedules by the cost model (default 3; each in TileLang and\n"
+     "Triton) and manifest.json with the program's key.  On a machine with the\n"
+     "GPU, `python3 tools/tune.py DIR --records FILE` checks and times them and\n"
+     "appends the fastest correct one to FILE; `opt`, `explain`, `tiles` and\n"
+     "`verify` given --tuned FILE (or TILESMITH_TUNED=FILE) then use its\n"
+     "schedule, and `opt --target best` its target, on any machine.\n",
+     cmd_tune, true, false},
     {"explain", "why opt emits what it emits: kernels, fusions, costs",
      "tilesmith explain FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--format json]",
      "Compiles the entry as opt does and reports each kernel: the graph nodes\n"
@@ -372,7 +382,8 @@ static void print_main_help(FILE *f) {
 
 /* the commands that compile the entry to a tile program */
 static bool compiles(const Command *c) {
-  return c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_opt || c->run == cmd_explain;
+  return c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_opt || c->run == cmd_explain ||
+         c->run == cmd_tune;
 }
 
 static void print_cmd_help(const Command *c) {
@@ -397,9 +408,15 @@ static void print_cmd_help(const Command *c) {
   if (c->run == cmd_verify)
     printf("  --seed S              seed of the random inputs (default 0)\n"
            "  --trials N            random trials per instance (default 3)\n");
+  if (compiles(c) && c->run != cmd_tune)
+    printf("  --tuned FILE          use the schedule measured for this program in FILE\n"
+           "                        (tilesmith tune; default $TILESMITH_TUNED)\n");
   if (c->run == cmd_opt)
-    printf("  --target T            tilelang or triton\n"
+    printf("  --target T            tilelang, triton, or best (the target --tuned measured fastest)\n"
            "  -o, --out OUT.py      where to write the module\n");
+  if (c->run == cmd_tune)
+    printf("  --top K               schedules to write (default 3, at most 7)\n"
+           "  -o, --out DIR         where to write the modules and manifest.json\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
@@ -500,10 +517,17 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if (cur_cmd->run == cmd_opt && ((v = opt_value(argc, argv, &i, "--target", &m)) || m)) {
       if (!v) return usage_error("--target needs tilelang or triton");
       o->target = v;
-    } else if (cur_cmd->run == cmd_opt && (((v = opt_value(argc, argv, &i, "-o", &m)) || m) ||
-                                           ((v = opt_value(argc, argv, &i, "--out", &m)) || m))) {
+    } else if ((cur_cmd->run == cmd_opt || cur_cmd->run == cmd_tune) &&
+               (((v = opt_value(argc, argv, &i, "-o", &m)) || m) || ((v = opt_value(argc, argv, &i, "--out", &m)) || m))) {
       if (!v) return usage_error("-o needs a path");
       o->out = v;
+    } else if (compiles(cur_cmd) && cur_cmd->run != cmd_tune && ((v = opt_value(argc, argv, &i, "--tuned", &m)) || m)) {
+      if (!v) return usage_error("--tuned needs a file of tuned schedules (tilesmith tune)");
+      o->tuned = v;
+    } else if (cur_cmd->run == cmd_tune && ((v = opt_value(argc, argv, &i, "--top", &m)) || m)) {
+      uint64_t t;
+      if (!v || !parse_u64(v, &t) || t < 1 || t > 7) return usage_error("--top needs a number from 1 to 7");
+      o->top = (int)t;
     } else if (cur_cmd->run == cmd_verify && ((v = opt_value(argc, argv, &i, "--trials", &m)) || m)) {
       uint64_t t;
       if (!v || !parse_u64(v, &t) || t < 1 || t > 1000) return usage_error("--trials needs a number from 1 to 1000");
@@ -526,6 +550,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
   if (cur_cmd->needs_entry && !o->entry) return usage_error("--entry NAME is required");
   if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
   if (cur_cmd->run == cmd_opt && (!o->target || !o->out)) return usage_error("--target and -o are required");
+  if (cur_cmd->run == cmd_tune && !o->out) return usage_error("-o DIR is required");
   return EXIT_OK;
 }
 

@@ -325,6 +325,13 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
      changes how the searched plan runs, not which plan is searched */
   const Schedule *sc = s->o && s->final ? s->o->sched : NULL;
   if (k->naive || !sc) return configure_with(s, p, k, NULL, why, whylen);
+  /* a kernel with no reduced axis has no loop: the loop's choices do not apply to it */
+  Schedule own = *sc;
+  bool reduced = false;
+  if (!plan_axes(p, k)) return configure_with(s, p, k, NULL, why, whylen);
+  for (int a = 0; a < k->naxes; a++) reduced |= k->ax[a].reduced;
+  if (!reduced) own.stream = own.stages = 0, own.splits = 0;
+  sc = &own;
   double t = configure_with(s, p, k, sc, why, whylen);
   if (isfinite(t)) return t;
   s->stats->sched_unmet++;

@@ -1,0 +1,144 @@
+/*
+ * cmd_tune.c: `tilesmith tune`: the cost model's best few schedules of an
+ * entry's searched plan, written as modules (both targets) with a
+ * manifest, for tools/tune.py to time on the GPU (tuned.c says what
+ * becomes of the winner).  The plan is the one `opt` searches; the
+ * schedules differ in the streamed loop's tile and the pipeline depth, the
+ * choices the H200 sweep of 2026-12-03 found the cost model least sure of.
+ * Schedules that give the same tile program are written once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "../emit/emit.h"
+#include "cli.h"
+
+/* the schedules tried, the cost model's own first ("-") */
+static const char *const tried[] = {"-", "stages=2", "stream=32", "stream=64", "stream=64,stages=2",
+                                    "stream=128", "stream=128,stages=2"};
+#define NTRIED (int)(sizeof tried / sizeof tried[0])
+
+typedef struct Cand {
+  const char *spec;
+  double predicted;      /* seconds */
+  char *text;            /* the tile program, printed (to find duplicates) */
+  TileProgram *tp;
+} Cand;
+
+int cmd_tune(Opts *o) {
+  DType dt;
+  if (!opts_dtype(o, &dt)) return EXIT_USAGE;
+  if (o->naive || o->candidate || o->has_schedule)
+    return usage_error("tune tries schedules of the searched plan itself: no --naive, --candidate or --schedule");
+  const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
+  int top = o->top ? o->top : 3;
+  Session s;
+  session_open(&s);
+  int rc = EXIT_USER;
+  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  if (!g) goto done;
+  o->nbind = entry_bindings(&s, o, o->bind, 64);
+  o->tuned = NULL;
+  Cand cands[NTRIED];
+  int n = 0;
+  for (int i = 0; i < NTRIED; i++) {
+    Opts oi = *o;
+    oi.quiet_schedule = true;
+    oi.has_schedule = strcmp(tried[i], "-") != 0;
+    char why[160];
+    if (oi.has_schedule && !schedule_parse(tried[i], &oi.schedule, why, sizeof why)) continue;
+    Compiled cp;
+    TileProgram *tp = compile_program(&oi, g, dt, &cp);
+    if (!tp) {
+      if (i == 0) goto done; /* the plan itself failed: said already */
+      continue;
+    }
+    if (oi.has_schedule && cp.stats.sched_unmet) continue; /* the schedule did not apply */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) continue;
+    tile_print(f, tp);
+    fclose(f);
+    bool dup = false;
+    for (int k = 0; k < n && !dup; k++) dup = !strcmp(cands[k].text, text);
+    if (dup) {
+      free(text);
+      continue;
+    }
+    cands[n++] = (Cand){tried[i], cost_program(tp, gpu, NULL), text, tp};
+  }
+  /* the cost model's order; its own choice is always written */
+  for (int i = 1; i < n; i++)
+    for (int k = i; k > 1 && cands[k].predicted < cands[k - 1].predicted; k--) {
+      Cand t = cands[k];
+      cands[k] = cands[k - 1];
+      cands[k - 1] = t;
+    }
+  int built = n;
+  if (n > top) n = top;
+  if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "tilesmith: error: cannot make %s: %s\n", o->out, strerror(errno));
+    goto done;
+  }
+  char *sizes = arena_strdup(s.arena, "");
+  for (int i = 0; i < o->nsizes; i++)
+    sizes = arena_printf(s.arena, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
+  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes};
+  const char *mpath = arena_printf(s.arena, "%s/manifest.json", o->out);
+  FILE *mf = fopen(mpath, "w");
+  if (!mf) {
+    fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", mpath, strerror(errno));
+    goto done;
+  }
+  char key[32];
+  snprintf(key, sizeof key, "%016llx", (unsigned long long)tune_key(g, dt, gpu));
+  Json j = {.f = mf, .pretty = true};
+  json_begin_obj(&j);
+  json_kstr(&j, "key", key);
+  json_kstr(&j, "file", o->file);
+  json_kstr(&j, "entry", o->entry);
+  json_kstr(&j, "sizes", sizes);
+  json_kstr(&j, "dtype", dtype_name(dt));
+  json_kstr(&j, "gpu", gpu->name);
+  json_key(&j, "candidates");
+  json_begin_arr(&j);
+  bool ok = true;
+  printf("tune %s: key %s, %d schedule%s of the searched plan (cost model's order), both targets, in %s\n", o->entry,
+         key, n, n == 1 ? "" : "s", o->out);
+  for (int i = 0; i < n && ok; i++) {
+    for (int t = 0; t < 2 && ok; t++) {
+      Target target = t ? TARGET_TRITON : TARGET_TILELANG;
+      const char *name = arena_printf(s.arena, "%s_%d_%s.py", o->entry, i, target_name(target));
+      const char *path = arena_printf(s.arena, "%s/%s", o->out, name);
+      FILE *f = fopen(path, "w");
+      char err[512];
+      ok = f && emit_module(f, cands[i].tp, target, &info, err, sizeof err);
+      if (f && fclose(f) != 0) ok = false;
+      if (!ok) {
+        fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", path, f ? err : strerror(errno));
+        break;
+      }
+      json_begin_obj(&j);
+      json_kstr(&j, "schedule", cands[i].spec);
+      json_kstr(&j, "target", target_name(target));
+      json_kstr(&j, "module", name);
+      json_knum(&j, "predicted_us", cands[i].predicted * 1e6);
+      json_end_obj(&j);
+    }
+    printf("  %d  %-22s predicted %9.1f us\n", i, cands[i].spec, cands[i].predicted * 1e6);
+  }
+  json_end_arr(&j);
+  json_end_obj(&j);
+  fputc('\n', mf);
+  if (fclose(mf) != 0) ok = false;
+  for (int i = 0; i < built; i++) free(cands[i].text);
+  if (!ok) goto done;
+  printf("next, on the GPU: python3 tools/tune.py %s --records tuned.tsv; then: tilesmith opt ... --tuned tuned.tsv\n",
+         o->out);
+  rc = EXIT_OK;
+done:
+  session_close(&s);
+  return rc;
+}

@@ -1,0 +1,1 @@
+opt @FILE --entry mm --target best -o build/golden_none.py

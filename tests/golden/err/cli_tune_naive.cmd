@@ -1,0 +1,1 @@
+tune @FILE --entry mm --naive -o build/golden_none
