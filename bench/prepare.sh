@@ -9,15 +9,14 @@
 # the search's first K runner-up plans (tilelang-cand1, triton-cand1, ...;
 # `opt --candidate`), and each case records the cost model's predicted time
 # of every variant (predicted_us) so that bench/calibration.py can rank
-# predictions against measurements.  TL_COPY=1 also writes tilelang-copy:
-# the TileLang modules with plain tile loads as T.copy (TS_TL_COPY=1: TMA on
-# Hopper), an experiment timed beside the element-wise loads.  ONE_EXP=1
+# predictions against measurements.  ONE_EXP=1
 # adds tilelang-1exp and triton-1exp (TS_ONE_EXP=1: a probability tile that
 # a sum and a product both read is computed once, one exp per score).
 # SCHEDULES="s128:stream=128 st3:stages=3" adds tilelang-s128, triton-s128,
 # ... : the searched plan under `opt --schedule VALUE`, one variant per
-# NAME:VALUE (names of letters and digits); NAME:VALUE:copy,1exp also sets
-# TS_TL_COPY=1 and TS_ONE_EXP=1 for that variant.
+# NAME:VALUE (names of letters and digits; "tma:copy=1" and "ew:copy=0"
+# time TileLang's bulk copies against element-wise loads);
+# NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
@@ -33,30 +32,27 @@ first=1
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
     preds=""
-    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${TL_COPY:+tilelang-copy} ${ONE_EXP:+tilelang-1exp triton-1exp}"
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
     for variant in $variants; do
       target=${variant%%-*}
       flag=""
-      copy=0
       oneexp=0
       case "$variant" in
         *-naive) flag=--naive ;;
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
-        *-copy) copy=1 ;;
         *-1exp) oneexp=1 ;;
         *)
           for sch in ${SCHEDULES:-}; do
             if [ "${variant#*-}" = "${sch%%:*}" ]; then
               spec=${sch#*:}
               flag="--schedule ${spec%%:*}"
-              case "$spec" in *:*copy*) copy=1 ;; esac
               case "$spec" in *:*1exp*) oneexp=1 ;; esac
             fi
           done ;;
       esac
-      if TS_TL_COPY=$copy TS_ONE_EXP=$oneexp "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
+      if TS_ONE_EXP=$oneexp "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
         pred=$("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |

@@ -4,7 +4,9 @@
  * manifest, for tools/tune.py to time on the GPU (tuned.c says what
  * becomes of the winner).  The plan is the one `opt` searches; the
  * schedules differ in the streamed loop's tile and the pipeline depth, the
- * choices the H200 sweep of 2026-12-03 found the cost model least sure of.
+ * choices the H200 sweep of 2026-12-03 found the cost model least sure of,
+ * and whether TileLang loads tiles by TMA (which that sweep found faster
+ * for some kernels and slower for others).
  * Schedules that give the same tile program are written once.
  */
 #include <errno.h>
@@ -15,8 +17,8 @@
 #include "cli.h"
 
 /* the schedules tried, the cost model's own first ("-") */
-static const char *const tried[] = {"-", "stages=2", "stream=32", "stream=64", "stream=64,stages=2",
-                                    "stream=128", "stream=128,stages=2"};
+static const char *const tried[] = {"-", "stages=2", "copy=0", "copy=1", "stream=32", "stream=64",
+                                    "stream=64,stages=2", "stream=128", "stream=128,stages=2"};
 #define NTRIED (int)(sizeof tried / sizeof tried[0])
 
 typedef struct Cand {

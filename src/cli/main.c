@@ -401,7 +401,8 @@ static void print_cmd_help(const Command *c) {
            "  --schedule S          fix schedule choices of the fused kernels, e.g.\n"
            "                        stream=128,rows=128,threads=256,stages=3,splits=4 (the stream\n"
            "                        loop's tile, block tile rows and cols, threads, pipeline depth,\n"
-           "                        blocks the stream is split across); the rest the cost model picks\n"
+           "                        blocks the stream is split across; copy=1|0: tile loads as bulk\n"
+           "                        copies (TMA) or element-wise); the rest the cost model picks\n"
            "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
   if (c->run == cmd_explain || c->run == cmd_tiles || c->run == cmd_verify)
     printf("  --format F            text (default) or json\n");
@@ -415,7 +416,7 @@ static void print_cmd_help(const Command *c) {
     printf("  --target T            tilelang, triton, or best (the target --tuned measured fastest)\n"
            "  -o, --out OUT.py      where to write the module\n");
   if (c->run == cmd_tune)
-    printf("  --top K               schedules to write (default 3, at most 7)\n"
+    printf("  --top K               schedules to write (default 3, at most 9)\n"
            "  -o, --out DIR         where to write the modules and manifest.json\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
@@ -490,7 +491,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->candidate = (int)k;
     } else if (compiles(cur_cmd) && ((v = opt_value(argc, argv, &i, "--schedule", &m)) || m)) {
       char why[160];
-      if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: stream, rows, cols, threads, stages, splits)");
+      if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: stream, rows, cols, threads, stages, splits, copy)");
       if (!schedule_parse(v, &o->schedule, why, sizeof why)) return usage_error("--schedule: %s", why);
       o->has_schedule = true;
     } else if (compiles(cur_cmd) &&
@@ -526,7 +527,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->tuned = v;
     } else if (cur_cmd->run == cmd_tune && ((v = opt_value(argc, argv, &i, "--top", &m)) || m)) {
       uint64_t t;
-      if (!v || !parse_u64(v, &t) || t < 1 || t > 7) return usage_error("--top needs a number from 1 to 7");
+      if (!v || !parse_u64(v, &t) || t < 1 || t > 9) return usage_error("--top needs a number from 1 to 9");
       o->top = (int)t;
     } else if (cur_cmd->run == cmd_verify && ((v = opt_value(argc, argv, &i, "--trials", &m)) || m)) {
       uint64_t t;

@@ -267,18 +267,37 @@ static bool thread_filled(const Stmt *s, int depth, void *ud) {
   return true;
 }
 
+/* Does kernel k load tiles with T.copy: as its schedule says, else with
+   256 threads or more and no nested loop?  The H200 runs of 2026-12-03
+   (bench/results/2026-12-03-h200-defaults.json against -sweep-*.json):
+   TMA made the 256-thread attention kernels 10-30% faster, the 128-thread
+   ones with 32-key tiles 20% slower, a 32-thread decode kernel 50%
+   slower, and the linear cross-entropy kernel (a product loop nested in
+   the vocabulary loop) 50% slower.  `tilesmith tune` tries both. */
+static bool nested_loop(const Stmt *s, int depth, void *ud) {
+  if (s->kind == ST_LOOP && depth > 0) *(bool *)ud = true;
+  return true;
+}
+static bool kernel_copies(const Kernel *k) {
+  if (!tl_copy_on() || k->copy == 2) return false;
+  if (k->copy == 1) return true;
+  bool nested = false;
+  tile_walk(&k->body, nested_loop, &nested);
+  return k->threads >= 256 && !nested;
+}
+
 /* May loads in loop body l be T.copy? */
-static bool copies_in(const StmtList *l) {
+static bool copies_in(const Emit *e, const StmtList *l) {
   bool mixed = false;
   tile_walk(l, thread_filled, &mixed);
-  return tl_copy_on() && !mixed;
+  return kernel_copies(e->k) && !mixed;
 }
 
 static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
   const SExpr *v = s->value;
   int di, dj;
   const SExpr *oi, *oj;
-  if (!tl_copy_on() || e->no_copy || !copy_shape(s, &di, &dj, &oi, &oj)) return false;
+  if (!kernel_copies(e->k) || e->no_copy || !copy_shape(s, &di, &dj, &oi, &oj)) return false;
   emit_printf(e, "%sT.copy(%s[", ind, e->gname[v->buf->id]);
   for (int d = 0; d < v->nidx; d++) {
     if (d) emit_printf(e, ", ");
@@ -431,7 +450,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
        (element-wise maps): those loops run unpipelined; with T.copy (TMA)
        it pipelines any bounds */
     bool was = e->no_copy;
-    e->no_copy = was || !copies_in(&s->body);
+    e->no_copy = was || !copies_in(e, &s->body);
     bool fixed = (from0 && s->hi->kind == SX_INT) || !e->no_copy;
     int stages = fixed ? s->stages : 0;
     emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");

@@ -288,18 +288,27 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
     const char *end = strchr(p, ',');
     if (!end) end = p + strlen(p);
     if (!eq || eq > end) {
-      snprintf(why, whylen, "'%.*s' is not KEY=VALUE (keys: stream, rows, cols, threads, stages, splits)",
+      snprintf(why, whylen, "'%.*s' is not KEY=VALUE (keys: stream, rows, cols, threads, stages, splits, copy)",
                (int)(end - p), p);
       return false;
     }
     char *stop;
     long long v = strtoll(eq + 1, &stop, 10);
+    size_t kl = (size_t)(eq - p);
+#define KEY(name) (kl == strlen(name) && !strncmp(p, name, kl))
+    if (KEY("copy")) {
+      if (stop != end || eq + 1 == end || (v != 0 && v != 1)) {
+        snprintf(why, whylen, "copy needs 0 (element-wise tile loads) or 1 (bulk copies: TMA)");
+        return false;
+      }
+      out->copy = v ? 1 : 2;
+      p = *end ? end + 1 : end;
+      continue;
+    }
     if (stop != end || eq + 1 == end || v < 1 || v > 65536) {
       snprintf(why, whylen, "%.*s needs a whole number from 1 to 65536", (int)(eq - p), p);
       return false;
     }
-    size_t kl = (size_t)(eq - p);
-#define KEY(name) (kl == strlen(name) && !strncmp(p, name, kl))
     if (KEY("stream")) out->stream = v;
     else if (KEY("rows")) out->rows = v;
     else if (KEY("cols")) out->cols = v;
@@ -307,7 +316,7 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
     else if (KEY("stages")) out->stages = (int)v;
     else if (KEY("splits")) out->splits = v;
     else {
-      snprintf(why, whylen, "unknown key '%.*s' (keys: stream, rows, cols, threads, stages, splits)", (int)kl, p);
+      snprintf(why, whylen, "unknown key '%.*s' (keys: stream, rows, cols, threads, stages, splits, copy)", (int)kl, p);
       return false;
     }
 #undef KEY
@@ -333,9 +342,12 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
   if (!reduced) own.stream = own.stages = 0, own.splits = 0;
   sc = &own;
   double t = configure_with(s, p, k, sc, why, whylen);
-  if (isfinite(t)) return t;
-  s->stats->sched_unmet++;
-  return configure_with(s, p, k, NULL, why, whylen);
+  if (!isfinite(t)) {
+    s->stats->sched_unmet++;
+    t = configure_with(s, p, k, NULL, why, whylen);
+  }
+  k->copy = sc->copy;
+  return t;
 }
 
 static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char *why, size_t whylen) {

@@ -22,8 +22,9 @@ typedef struct Schedule {
   int threads;
   int stages;           /* software pipeline depth of the stream loop */
   int64_t splits;       /* blocks the stream is split across (1: none) */
+  int copy;             /* tile loads as bulk copies (TMA): 1 on, 2 off, 0 the default */
 } Schedule;
-/* Parse "stream=128,rows=64,threads=256,stages=3,splits=1"; false with
+/* Parse "stream=128,rows=64,threads=256,stages=3,splits=1,copy=0"; false with
    a message in why (naming the bad key or value). */
 bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen);
 

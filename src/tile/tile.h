@@ -146,6 +146,10 @@ typedef struct Kernel {
   KernelKind kind;      /* what the lowering made it for (documentation) */
   int64_t grid[3];      /* blocks along x, y, z (1 where unused) */
   int threads;
+  /* tile loads as bulk copies where the target has them (TileLang T.copy:
+     TMA) rather than element-wise loads (cp.async), a schedule choice: 1
+     on, 2 off, 0 the target's default */
+  int copy;
   BufList bufs;         /* tile buffers */
   StmtList body;        /* the statement tree */
   const Node *node;     /* the graph node it materializes (the main one, for fused kernels) */

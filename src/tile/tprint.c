@@ -346,8 +346,9 @@ void tile_print(FILE *out, const TileProgram *tp) {
   }
   for (int k = 0; k < tp->kernels.len; k++) {
     const Kernel *K = tp->kernels.data[k];
-    fprintf(out, "\nkernel %s grid [%lld, %lld, %lld] threads %d\n", K->name, (long long)K->grid[0],
-            (long long)K->grid[1], (long long)K->grid[2], K->threads);
+    fprintf(out, "\nkernel %s grid [%lld, %lld, %lld] threads %d%s\n", K->name, (long long)K->grid[0],
+            (long long)K->grid[1], (long long)K->grid[2], K->threads,
+            K->copy == 1 ? " (bulk copies)" : K->copy == 2 ? " (element-wise loads)" : "");
     if (K->node && K->node->site.file)
       fprintf(out, "  -- computes %%%d (%s) from %s:%u\n", K->node->id, op_info[K->node->op].name,
               K->node->site.file->name, K->node->site.line);

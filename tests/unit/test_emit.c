@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../../src/emit/emit.h"
+#include "../../src/search/search.h"
 #include "unit.h"
 
 typedef struct EEnv {
@@ -295,4 +296,51 @@ TEST(emit_target_names) {
   CHECK(target_parse("triton", &t) && t == TARGET_TRITON);
   CHECK(!target_parse("cuda", &t));
   CHECK_STR(target_name(TARGET_TRITON), "triton");
+}
+
+/* TileLang's tile loads are bulk copies (T.copy: TMA) as the kernel's
+   schedule says; by default with 256 threads or more and no nested loop
+   (the H200's measurements); Triton launches with the loops' pipeline depth */
+TEST(emit_bulk_copies_follow_the_schedule) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  /* tiles that divide the operands: loads without masks, copies */
+  Shape xs = shp(2, 128, 256), ws = shp(2, 256, 128);
+  Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
+  Node *w = ir_input(e.g, "w", ROLE_PARAM, &ws, NOPOS);
+  e.g->output = ir_matmul(e.g, x, w, NOPOS);
+  SearchStats stats;
+  Plan *plan = plan_search(e.g, DT_BF16, NULL, &stats);
+  REQUIRE(plan != NULL);
+  TileProgram *tp = tile_lower_plan(plan);
+  REQUIRE(tp && tile_check(tp, stderr));
+  Kernel *mm = NULL;
+  for (int k = 0; k < tp->kernels.len; k++)
+    if (kernel_has(tp->kernels.data[k], ST_GEMM)) mm = tp->kernels.data[k];
+  REQUIRE(mm != NULL);
+  bool ok;
+  char err[256] = "";
+  int threads = mm->threads;
+  struct { int copy, threads; bool want; } cases[] = {
+      {0, 128, false}, {0, 256, true}, {1, 128, true}, {2, 256, false}};
+  for (int c = 0; c < 4; c++) {
+    mm->copy = cases[c].copy;
+    mm->threads = cases[c].threads;
+    char *m = emit_str(tp, TARGET_TILELANG, &ok, err, sizeof err);
+    CHECK(ok);
+    CHECK((strstr(m, "T.copy(") != NULL) == cases[c].want);
+    free(m);
+  }
+  mm->copy = 0;
+  mm->threads = threads;
+  char *m = emit_str(tp, TARGET_TRITON, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(strstr(m, "num_stages=") != NULL);
+  free(m);
+  arena_free(e.a);
 }
