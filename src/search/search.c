@@ -130,6 +130,7 @@ static bool apply(PKernel *k, const Cand *c, int row, int col) {
     ax->splits = 1;
     if (ax->reduced && !ax->in_output) {
       if (a == c->stream) {
+        if (c->stile < 16 && in_product(k, a)) return false; /* a product's tile: 16 or more (mma) */
         ax->role = AX_STREAM;
         ax->tile = c->stile;
         ax->splits = c->splits;
@@ -307,6 +308,19 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
     }
     if (stop != end || eq + 1 == end || v < 1 || v > 65536) {
       snprintf(why, whylen, "%.*s needs a whole number from 1 to 65536", (int)(eq - p), p);
+      return false;
+    }
+    bool tile_key = KEY("stream") || KEY("rows") || KEY("cols");
+    if (tile_key && (v & (v - 1))) {
+      snprintf(why, whylen, "%.*s needs a power of two (tiles are)", (int)kl, p);
+      return false;
+    }
+    if (KEY("threads") && (v < 32 || v > 1024 || (v & (v - 1)))) {
+      snprintf(why, whylen, "threads needs a power of two from 32 to 1024 (whole warps, as Triton launches them)");
+      return false;
+    }
+    if (KEY("stages") && v > 8) {
+      snprintf(why, whylen, "stages needs a number from 1 to 8");
       return false;
     }
     if (KEY("stream")) out->stream = v;

@@ -1,0 +1,1 @@
+tiles @FILE --entry mm --schedule stream=48
