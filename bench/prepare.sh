@@ -17,6 +17,8 @@
 # NAME:VALUE (names of letters and digits; "tma:copy=1" and "ew:copy=0"
 # time TileLang's bulk copies against element-wise loads);
 # NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.
+# TUNED=FILE compiles the searched variants with `opt --tuned FILE` (the
+# schedules tools/tune.py measured; bench/results/*-tuned.tsv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-./tilesmith}
@@ -37,7 +39,7 @@ first=1
     for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
     for variant in $variants; do
       target=${variant%%-*}
-      flag=""
+      flag="${TUNED:+--tuned $TUNED}"
       oneexp=0
       case "$variant" in
         *-naive) flag=--naive ;;

@@ -38,6 +38,14 @@ def load(path):
     return mod
 
 
+def record_line(man, best, device, versions, date):
+    """The record src/cli/tuned.c reads: key, entry, target, schedule,
+    measured and predicted microseconds, device, versions, date, by tabs."""
+    fields = [man["key"], man["entry"], best["target"], best["schedule"], "%.3f" % (best["ms"] * 1e3),
+              "%.3f" % best["predicted_us"], device, versions, date]
+    return "\t".join(str(f).replace("\t", " ").replace("\n", " ") for f in fields)
+
+
 def versions():
     out = []
     for name in ("torch", "triton", "tilelang"):
@@ -89,9 +97,7 @@ def main():
         print("tune: no module passed its check; nothing recorded")
         return 1
     best = min(good, key=lambda r: r["ms"])
-    line = "\t".join([man["key"], man["entry"], best["target"], best["schedule"], "%.3f" % (best["ms"] * 1e3),
-                      "%.3f" % best["predicted_us"], torch.cuda.get_device_name().replace("\t", " "),
-                      versions(), time.strftime("%Y-%m-%d")])
+    line = record_line(man, best, torch.cuda.get_device_name(), versions(), time.strftime("%Y-%m-%d"))
     with open(args.records, "a") as f:
         f.write(line + "\n")
     with open(os.path.join(args.dir, "tune_results.json"), "w") as f:
