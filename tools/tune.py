@@ -20,7 +20,6 @@ module passed.
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -29,13 +28,6 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
-
-
-def load(path):
-    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def record_line(man, best, device, versions, date):
@@ -72,7 +64,7 @@ def main():
     for c in man["candidates"]:
         row = dict(c)
         try:
-            mod = load(os.path.join(args.dir, c["module"]))
+            mod = H.load_module(os.path.join(args.dir, c["module"]))
             inputs = mod.random_inputs(args.seed)
             ref = mod.reference(*[x.float() if x.is_floating_point() else x for x in inputs])
             out = mod.run(*inputs)

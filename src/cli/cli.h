@@ -81,14 +81,15 @@ typedef struct Compiled {
   Plan *plan;            /* NULL with --naive */
   SearchStats stats;
   RewriteInfo rewrite;
-  bool tuned;            /* the schedule is a tuned record's (rec) */
+  bool tuned;            /* compile_entry: the schedule is a tuned record's (rec) */
   TunedRec rec;
 } Compiled;
 TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out);
 /* The entry's Nat sizes with --size applied (for o->bind); 0 if it has none. */
 int entry_bindings(Session *s, Opts *o, SizeArg *out, int max);
-/* Load o->file, elaborate o->entry, bind its sizes and compile it as opt
-   does (compile_program); NULL (diagnostic printed) on any error. */
+/* Load o->file, elaborate o->entry, bind its sizes, take the schedule of
+   its --tuned record (if any) and compile it as opt does
+   (compile_program); NULL (diagnostic printed) on any error. */
 TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out);
 /* --dtype (bf16 by default) into *dt; false (a usage error printed) if unknown. */
 bool opts_dtype(const Opts *o, DType *dt);

@@ -38,12 +38,11 @@ int cmd_tune(Opts *o) {
   Session s;
   session_open(&s);
   int rc = EXIT_USER;
+  Cand cands[NTRIED];
+  int n = 0, built = 0; /* texts of cands[0, built) are freed at the end */
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
   if (!g) goto done;
   o->nbind = entry_bindings(&s, o, o->bind, 64);
-  o->tuned = NULL;
-  Cand cands[NTRIED];
-  int n = 0;
   for (int i = 0; i < NTRIED; i++) {
     Opts oi = *o;
     oi.quiet_schedule = true;
@@ -70,6 +69,7 @@ int cmd_tune(Opts *o) {
       continue;
     }
     cands[n++] = (Cand){tried[i], cost_program(tp, gpu, NULL), text, tp};
+    built = n;
   }
   /* the cost model's order; its own choice is always written */
   for (int i = 1; i < n; i++)
@@ -78,7 +78,6 @@ int cmd_tune(Opts *o) {
       cands[k] = cands[k - 1];
       cands[k - 1] = t;
     }
-  int built = n;
   if (n > top) n = top;
   if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
     fprintf(stderr, "tilesmith: error: cannot make %s: %s\n", o->out, strerror(errno));
@@ -135,12 +134,12 @@ int cmd_tune(Opts *o) {
   json_end_obj(&j);
   fputc('\n', mf);
   if (fclose(mf) != 0) ok = false;
-  for (int i = 0; i < built; i++) free(cands[i].text);
   if (!ok) goto done;
   printf("next, on the GPU: python3 tools/tune.py %s --records tuned.tsv; then: tilesmith opt ... --tuned tuned.tsv\n",
          o->out);
   rc = EXIT_OK;
 done:
+  for (int i = 0; i < built; i++) free(cands[i].text);
   session_close(&s);
   return rc;
 }

@@ -30,20 +30,6 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   memset(out, 0, sizeof *out);
   out->g = g;
   const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
-  /* a schedule measured on the GPU, unless one is given or the plan is not the search's choice */
-  const char *tpath = tuned_path(o);
-  if (tpath && !o->naive && !o->has_schedule && !o->candidate) {
-    int got = tuned_lookup(tpath, tune_key(g, dt, gpu), &out->rec);
-    char why[160];
-    if (got < 0) {
-      fprintf(stderr, "tilesmith: warning: cannot read the tuned schedules in %s\n", tpath);
-    } else if (got && strcmp(out->rec.schedule, "-") && !schedule_parse(out->rec.schedule, &o->schedule, why, sizeof why)) {
-      fprintf(stderr, "tilesmith: warning: %s: a record of '%s' has a bad schedule (%s): ignored\n", tpath, o->entry, why);
-    } else if (got) {
-      out->tuned = true;
-      o->has_schedule = strcmp(out->rec.schedule, "-") != 0;
-    }
-  }
   if (o->naive) {
     out->tp = tile_lower(g, dt);
   } else {
@@ -90,11 +76,37 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   return out->tp;
 }
 
+/* The schedule measured on the GPU for g (--tuned), into o->schedule,
+   unless one is given or the plan is not the search's choice: true with
+   the record in *rec when there is one. */
+static bool apply_tuned(Opts *o, const Graph *g, DType dt, TunedRec *rec) {
+  const char *tpath = tuned_path(o);
+  if (!tpath || o->naive || o->has_schedule || o->candidate) return false;
+  const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
+  int got = tuned_lookup(tpath, tune_key(g, dt, gpu), rec);
+  char why[160];
+  if (got < 0) {
+    fprintf(stderr, "tilesmith: warning: cannot read the tuned schedules in %s\n", tpath);
+    return false;
+  }
+  if (!got) return false;
+  if (strcmp(rec->schedule, "-") && !schedule_parse(rec->schedule, &o->schedule, why, sizeof why)) {
+    fprintf(stderr, "tilesmith: warning: %s: a record of '%s' has a bad schedule (%s): ignored\n", tpath, o->entry, why);
+    return false;
+  }
+  o->has_schedule = strcmp(rec->schedule, "-") != 0;
+  return true;
+}
+
 TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out) {
   Graph *g = load(s, o->file) ? elaborate(s, o, o->entry) : NULL;
   if (!g) return NULL;
   o->nbind = entry_bindings(s, o, o->bind, 64);
-  return compile_program(o, g, dt, out);
+  TunedRec rec = {0};
+  bool tuned = apply_tuned(o, g, dt, &rec);
+  TileProgram *tp = compile_program(o, g, dt, out);
+  if (out) out->tuned = tuned, out->rec = rec;
+  return tp;
 }
 
 bool opts_dtype(const Opts *o, DType *dt) {

@@ -491,7 +491,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->candidate = (int)k;
     } else if (compiles(cur_cmd) && ((v = opt_value(argc, argv, &i, "--schedule", &m)) || m)) {
       char why[160];
-      if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: stream, rows, cols, threads, stages, splits, copy)");
+      if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: " SCHEDULE_KEYS ")");
       if (!schedule_parse(v, &o->schedule, why, sizeof why)) return usage_error("--schedule: %s", why);
       o->has_schedule = true;
     } else if (compiles(cur_cmd) &&

@@ -83,8 +83,8 @@ struct Emit {
   int stage_from[16];       /* ... by the top-level statements after this index */
   int nstaged;
   int top;                  /* the index of the top-level statement being written */
-  bool no_copy;             /* TileLang: loads stay element-wise maps here (a loop that also
-                               fills a shared tile from threads) */
+  bool no_copy;             /* TileLang: loads stay element-wise maps here (the kernel's
+                               schedule, or a loop that also fills a shared tile from threads) */
   bool failed;
   char err[512];
 };

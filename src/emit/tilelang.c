@@ -286,18 +286,19 @@ static bool kernel_copies(const Kernel *k) {
   return k->threads >= 256 && !nested;
 }
 
-/* May loads in loop body l be T.copy? */
-static bool copies_in(const Emit *e, const StmtList *l) {
+/* Does loop body l fill a shared tile from the threads (then its loads
+   stay element-wise)? */
+static bool thread_fills(const StmtList *l) {
   bool mixed = false;
   tile_walk(l, thread_filled, &mixed);
-  return kernel_copies(e->k) && !mixed;
+  return mixed;
 }
 
 static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
   const SExpr *v = s->value;
   int di, dj;
   const SExpr *oi, *oj;
-  if (!kernel_copies(e->k) || e->no_copy || !copy_shape(s, &di, &dj, &oi, &oj)) return false;
+  if (e->no_copy || !copy_shape(s, &di, &dj, &oi, &oj)) return false;
   emit_printf(e, "%sT.copy(%s[", ind, e->gname[v->buf->id]);
   for (int d = 0; d < v->nidx; d++) {
     if (d) emit_printf(e, ", ");
@@ -450,7 +451,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
        (element-wise maps): those loops run unpipelined; with T.copy (TMA)
        it pipelines any bounds */
     bool was = e->no_copy;
-    e->no_copy = was || !copies_in(e, &s->body);
+    e->no_copy = was || thread_fills(&s->body);
     bool fixed = (from0 && s->hi->kind == SX_INT) || !e->no_copy;
     int stages = fixed ? s->stages : 0;
     emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");
@@ -519,6 +520,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
                 dtype_name(gs[i]->dtype));
   emit_printf(e, "):\n");
   emit_kernel_comment(e, k, "    ");
+  e->no_copy = !kernel_copies(k); /* decided once per kernel; a loop may turn it off inside */
   emit_printf(e, "    with T.Kernel(%lld, %lld, %lld, threads=%d) as (bx, by, bz):\n", (long long)k->grid[0],
               (long long)k->grid[1], (long long)k->grid[2], k->threads);
   for (int b = 0; b < k->bufs.len; b++) {

@@ -407,8 +407,9 @@ static void tr_launch(Emit *e, const Kernel *k) {
   emit_printf(e, "    %s[(%lld, %lld, %lld)](", k->name, (long long)k->grid[0], (long long)k->grid[1],
               (long long)k->grid[2]);
   for (int i = 0; i < n; i++) emit_printf(e, "%s, ", e->gname[gs[i]->id]);
+  int st = stages(k);
   emit_printf(e, "num_warps=%d", warps(k));
-  if (stages(k)) emit_printf(e, ", num_stages=%d", stages(k));
+  if (st) emit_printf(e, ", num_stages=%d", st);
   emit_printf(e, ")\n");
 }
 

@@ -99,7 +99,7 @@ typedef struct PKernel {
   int nmerge;
   struct { int node; int8_t dim; } merge[PLAN_MAX_AXES][2];
   int threads, stages;
-  int copy;            /* bulk tile copies: 0 the default (with 128 threads or more), 1 on, 2 off */
+  int copy;            /* bulk tile copies (Kernel.copy): 0 the target's default, 1 on, 2 off */
   /* axis analysis (axes.c): per member node id, per dimension, the axis it
      runs along (-1: a dimension of size 1); and the axis a reduction or
      product reduces over */

@@ -289,7 +289,7 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
     const char *end = strchr(p, ',');
     if (!end) end = p + strlen(p);
     if (!eq || eq > end) {
-      snprintf(why, whylen, "'%.*s' is not KEY=VALUE (keys: stream, rows, cols, threads, stages, splits, copy)",
+      snprintf(why, whylen, "'%.*s' is not KEY=VALUE (keys: " SCHEDULE_KEYS ")",
                (int)(end - p), p);
       return false;
     }
@@ -330,7 +330,7 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
     else if (KEY("stages")) out->stages = (int)v;
     else if (KEY("splits")) out->splits = v;
     else {
-      snprintf(why, whylen, "unknown key '%.*s' (keys: stream, rows, cols, threads, stages, splits, copy)", (int)kl, p);
+      snprintf(why, whylen, "unknown key '%.*s' (keys: " SCHEDULE_KEYS ")", (int)kl, p);
       return false;
     }
 #undef KEY
@@ -341,18 +341,16 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
 
 /* Is configuration k (priced t) better than the best so far (priced best)?
    Cheaper by more than 1%; or within 1% with a longer streamed tile, then
-   (a kernel with products) more threads: where the model cannot tell them
+   (gemm: a kernel with products) more threads: where the model cannot tell them
    apart, the H200 timed longer tiles and two warpgroups faster (attention's 128-key tiles over 64 and 32, 64-deep
    K tiles over 32 for split-K products: bench/results/2026-12-03-h200-
    sweep-*.json), as fewer trips pay fewer waits. */
 static int64_t stream_tile(const PKernel *k) { return k->stream >= 0 ? k->ax[k->stream].tile : 0; }
-static bool better(double t, const PKernel *k, double best, const PKernel *bk) {
+static bool better(double t, const PKernel *k, double best, const PKernel *bk, bool gemm) {
   if (!isfinite(t)) return false;
   if (!isfinite(best) || t < best * 0.99) return true;
   if (t > best * 1.01) return false;
   if (stream_tile(k) != stream_tile(bk)) return stream_tile(k) > stream_tile(bk);
-  bool gemm = false;
-  for (int i = 0; i < k->members.len; i++) gemm |= is_product(k->members.data[i]);
   if (gemm && k->threads != bk->threads) return k->threads > bk->threads;
   return t < best;
 }
@@ -455,7 +453,7 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
                 fprintf(stderr, "  cfg root %%%d stream %d tile %lld split %lld rows %lld cols %lld thr %d: %g %s\n",
                         k->root->id, st, (long long)c.stile, (long long)sp, (long long)c.rtile, (long long)c.ctile,
                         c.threads, t, k->why);
-              if (better(t, k, best, &bestk)) best = t, bestk = *k;
+              if (better(t, k, best, &bestk, gemm)) best = t, bestk = *k;
             }
             if (sc && sc->splits > 1) continue;
             apply(k, &c, row, col);
@@ -463,7 +461,7 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
             if (getenv("TS_SEARCH_TRACE2"))
               fprintf(stderr, "  cfg root %%%d (%d members) stream %d tile %lld rows %lld cols %lld thr %d: %g %s\n", k->root->id, k->members.len, st,
                       (long long)c.stile, (long long)c.rtile, (long long)c.ctile, c.threads, t, k->why);
-            if (better(t, k, best, &bestk)) {
+            if (better(t, k, best, &bestk, gemm)) {
               best = t;
               bestk = *k;
             } else if (!why[0] && k->why[0]) {

@@ -26,6 +26,7 @@ typedef struct Schedule {
 } Schedule;
 /* Parse "stream=128,rows=64,threads=256,stages=3,splits=1,copy=0"; false with
    a message in why (naming the bad key or value). */
+#define SCHEDULE_KEYS "stream, rows, cols, threads, stages, splits, copy"
 bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen);
 
 typedef struct SearchOpts {

@@ -5,6 +5,7 @@
  * short as the lowering can make them.  A real division by a constant
  * becomes a product with its reciprocal (sx_op).
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -197,10 +198,12 @@ SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n) {
      costs a dozen instructions (TileLang divides to IEEE precision).  The
      product differs from the quotient by at most one rounding of 1/c (an
      ulp of float32); 1/c must be a normal number (c not 0, inf or huge) */
-  if (op == OP_DIV && n == 2 && ek == EK_REAL && args[1]->kind == SX_REAL && isfinite(args[1]->f) &&
-      args[1]->f != 0 && isnormal(1.0 / args[1]->f) && fabs(1.0 / args[1]->f) < 3.4e38 && fabs(1.0 / args[1]->f) > 1.2e-38) {
-    SExpr *m[2] = {args[0], sx_real(a, 1.0 / args[1]->f)};
-    return sx_op(a, OP_MUL, ek, m, 2);
+  if (op == OP_DIV && n == 2 && ek == EK_REAL && args[1]->kind == SX_REAL) {
+    double r = 1.0 / args[1]->f; /* inf for 0, 0 for inf, NaN for NaN: none in range */
+    if (fabs(r) >= FLT_MIN && fabs(r) <= FLT_MAX) {
+      SExpr *m[2] = {args[0], sx_real(a, r)};
+      return sx_op(a, OP_MUL, ek, m, 2);
+    }
   }
   SExpr *e = new_sx(a, SX_OP, ek);
   e->op = op;
