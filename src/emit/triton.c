@@ -387,18 +387,54 @@ static void tr_kernel(Emit *e, const Kernel *k) {
 
 static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }
 
-/* Triton pipelines every loop of a kernel with the launch's num_stages:
-   the deepest pipeline a loop of the schedule asks for (0: no loop, the
-   launch leaves Triton's default). */
+/* Triton pipelines every loop of a kernel with the launch's num_stages,
+   and its pipeliner keeps that many copies of every block a loop loads
+   from global memory in shared memory (the H200 refused 3 stages of
+   mlp_digits' five [64, 128] loads per trip: 256 KiB asked for, 227 KiB
+   there).  The launch asks for the deepest pipeline a loop of the schedule
+   wants, cut to what the loads of the loop that loads most fit in
+   (TRITON_SMEM_BUDGET: the H200's 227 KiB less room for Triton's own
+   scratch), and 1 (no pipelining) where one copy is all that fits; 0 (no
+   loop) leaves Triton's default. */
+#define TRITON_SMEM_BUDGET (200 * 1024)
+
+typedef struct Depth { int stages; bool loop; int64_t bytes; } Depth;
+
+/* the bytes of one trip's loads: a block of the statement's extent per
+   distinct global a map reads */
+static void note_load(const SExpr *x, void *ud) {
+  const TBuf **seen = ud;
+  if (x->kind != SX_LOAD) return;
+  int i = 0;
+  while (seen[i] && seen[i] != x->buf) i++;
+  if (!seen[i] && i < 31) seen[i] = x->buf;
+}
+static bool load_bytes(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  if (s->kind != ST_MAP) return true;
+  const TBuf *seen[32] = {0};
+  stmt_exprs(s, note_load, seen);
+  int64_t elems = shape_numel(&s->dst->shape);
+  for (int i = 0; seen[i]; i++) *(int64_t *)ud += elems * dtype_bytes(seen[i]->dtype);
+  return true;
+}
 static bool deepest(const Stmt *s, int depth, void *ud) {
   (void)depth;
-  if (s->kind == ST_LOOP && s->stages > *(int *)ud) *(int *)ud = s->stages;
+  Depth *d = ud;
+  if (s->kind != ST_LOOP) return true;
+  int64_t bytes = 0;
+  tile_walk(&s->body, load_bytes, &bytes);
+  d->loop = true;
+  if (s->stages > d->stages) d->stages = s->stages;
+  if (bytes > d->bytes) d->bytes = bytes;
   return true;
 }
 static int stages(const Kernel *k) {
-  int st = 0;
-  tile_walk(&k->body, deepest, &st);
-  return st;
+  Depth d = {0, false, 0};
+  tile_walk(&k->body, deepest, &d);
+  if (!d.loop) return 0;
+  while (d.stages > 1 && d.bytes * d.stages > TRITON_SMEM_BUDGET) d.stages--;
+  return d.stages > 1 ? d.stages : 1;
 }
 
 static void tr_launch(Emit *e, const Kernel *k) {

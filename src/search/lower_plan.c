@@ -1425,5 +1425,6 @@ TileProgram *tile_lower_plan(Plan *p) {
       return NULL;
     }
   }
+  for (int ki = 0; ki < tp->kernels.len; ki++) tile_fit_stages(tp->kernels.data[ki]);
   return tp;
 }

@@ -291,6 +291,9 @@ bool sexpr_eval_index(const SExpr *e, const int64_t *vars, int64_t *out);
    outer loop variables at 0): for work estimates; exact for constant
    bounds. */
 int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop);
+/* Cuts every loop's pipeline depth to its largest trip count (serial for
+   one trip); lowering calls it on each kernel it makes. */
+void tile_fit_stages(Kernel *k);
 
 /* Builders of expressions (in the program's arena). */
 SExpr *sx_int(Arena *a, int64_t v);

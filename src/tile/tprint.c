@@ -214,13 +214,14 @@ static void print_stmt(FILE *out, const Stmt *s, int ind) {
     sexpr_print(out, s->value);
     break;
   case ST_LOOP:
-    fprintf(out, "for %s in pipelined(", tvar_name(s->var));
+    fprintf(out, "for %s in %s(", tvar_name(s->var), s->stages ? "pipelined" : "serial");
     if (!(s->lo->kind == SX_INT && s->lo->i == 0)) {
       sexpr_print(out, s->lo);
       fputs(", ", out);
     }
     sexpr_print(out, s->hi);
-    fprintf(out, ", stages=%d):\n", s->stages);
+    if (s->stages) fprintf(out, ", stages=%d", s->stages);
+    fputs("):\n", out);
     print_list(out, &s->body, ind + 1);
     return;
   case ST_IF:
