@@ -123,7 +123,8 @@ static void tl_tile(Emit *e, const SExpr *x) {
    tile) gets a layout that TileLang 0.1.15 cannot reconcile with a gemm
    accumulator read beside it ("no available layout found"); a shared copy
    decouples the two.  Staged: every reduced rank-1 fragment read after the
-   kernel's last loop (copied there), and every one reduced once by a
+   kernel's last loop (copied there, or after the last statement past it
+   that writes the fragment), and every one reduced once by a
    top-level statement before a loop that reads it, or in a kernel without
    loops before a statement that reads it (copied right after the
    reduction). */
@@ -168,7 +169,18 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
   for (int i = 0; i < e->nstaged; i++) {
     const TBuf *b = e->staged[i], *probe = b;
     tile_walk(&k->body, reduced_into, &probe);
-    if (!probe) e->stage_from[n] = last, e->staged[n++] = b;
+    if (!probe) {
+      /* copied after the last loop, or after a later statement that writes it
+         (mlp_digits' logsumexp: reduced after the product loop) */
+      int from = last;
+      for (int j = last + 1; j < k->body.len; j++) {
+        Writes w = {b, 0};
+        StmtList one = {.data = &k->body.data[j], .len = 1};
+        tile_walk(&one, count_writes, &w);
+        if (w.n) from = j;
+      }
+      e->stage_from[n] = from, e->staged[n++] = b;
+    }
   }
   e->nstaged = n;
   /* reduced once at the top level, read inside a later loop */

@@ -344,3 +344,60 @@ TEST(emit_bulk_copies_follow_the_schedule) {
   free(m);
   arena_free(e.a);
 }
+
+/* A row statistic reduced after a product loop (a logsumexp of logits) is
+   copied to shared memory after its last reduction, not before it (the
+   copy was once placed right after the loop: mlp_digits read garbage on
+   the H200); and no loop pipelines deeper than its trips. */
+static bool loops_fit(const Kernel *k, const StmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (s->kind == ST_LOOP && (s->stages > tile_loop_trips_max(k, s) || !loops_fit(k, &s->body))) return false;
+    if (s->kind == ST_IF && (!loops_fit(k, &s->body) || !loops_fit(k, &s->orelse))) return false;
+  }
+  return true;
+}
+
+TEST(emit_stat_copies_follow_their_reductions) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  Shape xs = shp(2, 64, 1024), ws = shp(2, 1024, 16); /* a K loop */
+  Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
+  Node *w = ir_input(e.g, "w", ROLE_PARAM, &ws, NOPOS);
+  Node *z = ir_matmul(e.g, x, w, NOPOS);
+  Node *m = ir_reduce(e.g, OP_AMAX, z, 1, NOPOS);
+  Node *p = ir_unary(e.g, OP_EXP, ir_binary(e.g, OP_SUB, z, m, NOPOS), NOPOS);
+  Node *s = ir_reduce(e.g, OP_SUM, p, 1, NOPOS);
+  e.g->output = ir_binary(e.g, OP_ADD, m, ir_unary(e.g, OP_LOG, s, NOPOS), NOPOS);
+  SearchStats stats;
+  Plan *plan = plan_search(e.g, DT_BF16, NULL, &stats);
+  REQUIRE(plan != NULL);
+  TileProgram *tp = tile_lower_plan(plan);
+  REQUIRE(tp && tile_check(tp, stderr));
+  for (int k = 0; k < tp->kernels.len; k++) CHECK(loops_fit(tp->kernels.data[k], &tp->kernels.data[k]->body));
+  bool ok;
+  char err[256] = "";
+  char *mod = emit_str(tp, TARGET_TILELANG, &ok, err, sizeof err);
+  CHECK(ok);
+  int copies = 0;
+  for (const char *c = strstr(mod, "_s[i] = "); c; c = strstr(c + 1, "_s[i] = ")) {
+    /* the fragment's name: back to the line's indentation */
+    const char *b = c;
+    while (b > mod && b[-1] != ' ') b--;
+    char name[64], want[96];
+    snprintf(name, sizeof name, "%.*s", (int)(c - b), b);
+    snprintf(want, sizeof want, ", %s, dim=", name);
+    const char *end = strstr(c, "@T.prim_func");
+    const char *later = strstr(c, want);
+    CHECK(!later || (end && later > end)); /* no reduction into it after its copy, in this kernel */
+    copies++;
+  }
+  CHECK(copies > 0);
+  free(mod);
+  arena_free(e.a);
+}
