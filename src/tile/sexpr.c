@@ -306,10 +306,10 @@ int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
   return best;
 }
 
-/* A pipeline deeper than its loop's trips has nothing to overlap, and
-   TileLang 0.1.15 computes wrong results with one (mlp_digits on the H200,
-   2026-12-03: a 1-trip and 2-trip loop at 3 stages): the depth is cut to
-   the most trips any block runs, and a loop of one trip runs serial. */
+/* A pipeline deeper than its loop's trips has nothing to overlap but
+   still takes a buffer per stage (shared memory the cost model counts):
+   the depth is cut to the most trips any block runs, and a loop of one
+   trip runs serial. */
 static void fit_stages(const Kernel *k, StmtList *l) {
   for (int i = 0; i < l->len; i++) {
     Stmt *s = l->data[i];
