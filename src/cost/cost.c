@@ -19,6 +19,7 @@
 #define TC_EFF 0.80
 #define MISS_RATE 0.15
 #define OVERLAP_EXPOSED 0.5
+#define LATENCY 0.7e-6 /* s: a load's round trip to HBM under load (Little's law below) */
 
 static const Gpu gpus[GPU_COUNT] = {
 #define X(id, nm, sms_, bw_, tc_, fp_, sfu_, ghz, smem_, regs_, thr, l2_, launch_, hbm_) \
@@ -43,6 +44,8 @@ typedef struct Acc {
   double tc, fp, sfu;     /* per block */
   double mults;           /* current trip multiplier */
   double tile_area;       /* largest gemm tile (M * N) */
+  double region;          /* bytes the statements of the current loop body (or the top level) load */
+  double flight;          /* bytes a block keeps in flight: the largest region, a loop's times its stages */
 } Acc;
 
 static void count_expr(Acc *a, const SExpr *e, double elems) {
@@ -53,6 +56,7 @@ static void count_expr(Acc *a, const SExpr *e, double elems) {
   case SX_VAR: return;
   case SX_LOAD:
     if (e->buf->id >= 0 && e->buf->id < a->tp->globals.len) a->gload[e->buf->id] += elems * a->mults;
+    a->region += elems * dtype_bytes(e->buf->dtype);
     for (int i = 0; i < e->nidx; i++) count_expr(a, e->idx[i], elems);
     return;
   case SX_TILE:
@@ -142,10 +146,15 @@ static void count_stmt(Acc *a, const Stmt *s) {
     return;
   }
   case ST_LOOP: {
-    double t = mean_trips(a->k, s), saved = a->mults;
+    double t = mean_trips(a->k, s), saved = a->mults, outer = a->region;
     a->mults *= t;
+    a->region = 0;
     count_list(a, &s->body);
+    /* a pipelined loop keeps `stages` trips in flight; a serial one about
+       as many as the compiler unrolls (independent loads of 4 trips) */
+    a->flight = fmax(a->flight, a->region * (s->stages > 1 ? s->stages : fmin(fmax(t, 1), 4)));
     a->mults = saved;
+    a->region = outer;
     return;
   }
   case ST_IF: { /* the costlier branch */
@@ -258,6 +267,7 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   if (ng > 512) ng = 512;
   Acc a = {.tp = tp, .k = k, .gload = gload, .mults = 1};
   count_list(&a, &k->body);
+  a.flight = fmax(a.flight, a.region);
   Stores st = {tp, k, gstore, 1};
   count_stores(&st, &k->body);
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
@@ -307,14 +317,24 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   double slots = gpu->sms * per, fill = fmin(1, blocks / gpu->sms);
   double waves = ceil(blocks / slots), tail = blocks >= slots ? (blocks / slots) / waves : 1;
   out->waves_eff = tail * fill;
-  out->mem_s = out->hbm / (gpu->bw * MEM_EFF * fmin(1, 2 * fill));
+  /* Little's law: an SM moves at most the bytes its resident blocks keep
+     in flight per round trip (a block of 256 threads loading 768 bytes,
+     eight to an SM, reached 0.3 of the copy rate on the H200:
+     bias_gelu_residual, 2026-12-03) */
+  double active = fmin(gpu->sms, blocks), resident = fmin(per, blocks / fmax(active, 1));
+  double sm_rate = resident * a.flight / LATENCY;
+  double rate = fmin(gpu->bw * MEM_EFF * fmin(1, 2 * fill), active * sm_rate);
+  out->mem_s = out->hbm / (rate > 0 ? rate : gpu->bw * MEM_EFF);
   /* tensor-core products run asynchronously to the CUDA cores and SFUs
      (wgmma; other warps): half of the smaller of the two is exposed (a
      guess until the calibration run measures it) */
   double tc_s = out->tc_flops / (gpu->tc * TC_EFF * tile_eff(a.tile_area));
   double cu_s = out->fp_flops / gpu->fp + out->sfu_ops / gpu->sfu;
   out->compute_s = (fmax(tc_s, cu_s) + OVERLAP_EXPOSED * fmin(tc_s, cu_s)) / fill * spill;
-  out->seconds = fmax(out->mem_s, out->compute_s) / tail + gpu->launch;
+  /* a memory-bound kernel of many waves loses little to its last one: its
+     blocks share the bandwidth the idle slots leave them */
+  double mem_tail = waves > 4 ? 1 : tail;
+  out->seconds = fmax(out->mem_s / mem_tail, out->compute_s / tail) + gpu->launch;
   /* a compute-bound block stores its tile after its main loop: the store
      overlaps only the other resident blocks' work, so about 1/per_sm of
      the stores' time is exposed (a temporary written by a product is not

@@ -659,6 +659,12 @@ static TBuf *reduce_source(LP *L, const Node *r) {
   return t;
 }
 
+static bool mat_product(const PKernel *pk) {
+  for (int i = 0; i < pk->members.len; i++)
+    if (pk->members.data[i]->op == OP_MATMUL) return true;
+  return false;
+}
+
 /* compute a non-state member's tile into the current list */
 static void compute_tile(LP *L, const Node *n) {
   tile_cover(L->a, L->k, n);
@@ -675,7 +681,15 @@ static void compute_tile(LP *L, const Node *n) {
   L->want_other = 0.0;
   if (loaded) { /* a tensor in memory, read once into a tile */
     L->tile[n->id] = NULL;
-    TBuf *t = new_tile(L, "X", SCOPE_FRAGMENT, DT_F32, ax, mat);
+    /* experimental (TS_SHARED_X=1): in a kernel with a product, a matrix
+       tile of a tensor of the storage type goes to shared memory as it is,
+       where the pipeline can prefetch it (a register tile is loaded when
+       the trip reaches it) */
+    static int shared_x = -1;
+    if (shared_x < 0) shared_x = getenv("TS_SHARED_X") && atoi(getenv("TS_SHARED_X"));
+    bool sh = shared_x && mat_product(L->pk) && ax[0] >= 0 && ax[1] >= 0 && n->op == OP_INPUT &&
+              n->kind == EK_REAL && L->tp->dtype != DT_F32;
+    TBuf *t = new_tile(L, "X", sh ? SCOPE_SHARED : SCOPE_FRAGMENT, sh ? L->tp->dtype : DT_F32, ax, mat);
     SExpr *idx[TS_MAX_RANK];
     set_dom(L, ax);
     member_idx(L, n, idx);

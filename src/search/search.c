@@ -344,14 +344,33 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
    (gemm: a kernel with products) more threads: where the model cannot tell them
    apart, the H200 timed longer tiles and two warpgroups faster (attention's 128-key tiles over 64 and 32, 64-deep
    K tiles over 32 for split-K products: bench/results/2026-12-03-h200-
-   sweep-*.json), as fewer trips pay fewer waits. */
+   sweep-*.json), as fewer trips pay fewer waits; without products, 8 to 16
+   elements per thread (whole 16-byte vectors; bias_gelu_residual's one
+   element per thread ran at 0.3 of the copy rate). */
 static int64_t stream_tile(const PKernel *k) { return k->stream >= 0 ? k->ax[k->stream].tile : 0; }
+/* elements of a block's tile per thread (the grid axes' tiles and the
+   streamed tile), and how far that is from 8 to 16: a 16-byte vector of
+   bf16 to two per thread */
+static double per_thread(const PKernel *k) {
+  double n = 1;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->ax[a].role != AX_INNER) n *= (double)k->ax[a].tile;
+  return n / (k->threads > 0 ? k->threads : 128);
+}
+static double off_vector(const PKernel *k) {
+  for (int a = 0; a < k->naxes; a++)
+    if (k->ax[a].role != AX_GRID) return 1; /* rows, streams: timed as they are */
+  double e = per_thread(k);
+  return e < 8 ? 8 / e : e > 16 ? e / 16 : 1;
+}
+
 static bool better(double t, const PKernel *k, double best, const PKernel *bk, bool gemm) {
   if (!isfinite(t)) return false;
   if (!isfinite(best) || t < best * 0.99) return true;
   if (t > best * 1.01) return false;
   if (stream_tile(k) != stream_tile(bk)) return stream_tile(k) > stream_tile(bk);
   if (gemm && k->threads != bk->threads) return k->threads > bk->threads;
+  if (!gemm && off_vector(k) != off_vector(bk)) return off_vector(k) < off_vector(bk);
   return t < best;
 }
 
