@@ -24,9 +24,8 @@
  * its NaNs (0 or NaN, through two extra fragments) is added to the
  * accumulator, so a row holding NaN reduces to NaN as the graph's does.
  */
-#include <string.h>
-
 #include <stdlib.h>
+#include <string.h>
 
 #include "emit.h"
 
@@ -535,6 +534,14 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   e->no_copy = !kernel_copies(k); /* decided once per kernel; a loop may turn it off inside */
   emit_printf(e, "    with T.Kernel(%lld, %lld, %lld, threads=%d) as (bx, by, bz):\n", (long long)k->grid[0],
               (long long)k->grid[1], (long long)k->grid[2], k->threads);
+  /* experimental (TS_TL_SWIZZLE=N): a product kernel of a 2-D grid of
+     many blocks visits its blocks in panels of N rows, so that the blocks
+     running at once share operand tiles in L2 */
+  static int swizzle = -1;
+  if (swizzle < 0) swizzle = getenv("TS_TL_SWIZZLE") ? atoi(getenv("TS_TL_SWIZZLE")) : 0;
+  if (swizzle > 0 && kernel_has(k, ST_GEMM) && k->grid[0] > 1 && k->grid[1] > swizzle &&
+      k->grid[0] * k->grid[1] >= 512)
+    emit_printf(e, "        T.use_swizzle(panel_size=%d)\n", swizzle);
   for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
     char shape[64];

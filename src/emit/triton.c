@@ -388,52 +388,66 @@ static void tr_kernel(Emit *e, const Kernel *k) {
 static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }
 
 /* Triton pipelines every loop of a kernel with the launch's num_stages,
-   and its pipeliner keeps that many copies of every block a loop loads
-   from global memory in shared memory (the H200 refused 3 stages of
-   mlp_digits' five [64, 128] loads per trip: 256 KiB asked for, 227 KiB
-   there).  The launch asks for the deepest pipeline a loop of the schedule
-   wants, cut to what the loads of the loop that loads most fit in
-   (TRITON_SMEM_BUDGET: the H200's 227 KiB less room for Triton's own
-   scratch), and 1 (no pipelining) where one copy is all that fits; 0 (no
-   loop) leaves Triton's default. */
-#define TRITON_SMEM_BUDGET (200 * 1024)
+   and its pipeliner keeps a buffer in shared memory per extra stage for
+   every block a loop loads from global memory (compiled offline for sm_90
+   with the JIT's 16-byte alignment, lm_small's kernels ask for about
+   base + (stages - 1) x one trip's loads: 33/131/246/360 KiB at 1 to 4
+   stages for a trip loading 112 KiB; the H200 refused the 246).  The
+   launch asks for the deepest pipeline a loop of the schedule wants, cut
+   to what fits TRITON_SMEM (the H200's 227 KiB less 8 for Triton's own
+   scratch) with the kernel's shared tiles counted once as the base; 1 (no
+   pipelining) where no second stage fits; 0 (no loop) leaves Triton's
+   default.  tests/emit/check_emitted.py compiles every kernel so and
+   fails one that asks for more than the SM has. */
+#define TRITON_SMEM ((227 - 8) * 1024)
 
 typedef struct Depth { int stages; bool loop; int64_t bytes; } Depth;
 
-/* the bytes of one trip's loads: a block of the statement's extent per
-   distinct global a map reads */
+/* the bytes of one trip's loads: a block of the reading statement's
+   extent per distinct global the loop's maps read */
+typedef struct Loads { const TBuf *seen[32]; int n; int64_t elems; int64_t bytes; } Loads;
 static void note_load(const SExpr *x, void *ud) {
-  const TBuf **seen = ud;
+  Loads *l = ud;
   if (x->kind != SX_LOAD) return;
-  int i = 0;
-  while (seen[i] && seen[i] != x->buf) i++;
-  if (!seen[i] && i < 31) seen[i] = x->buf;
+  for (int i = 0; i < l->n; i++)
+    if (l->seen[i] == x->buf) return;
+  if (l->n < 32) l->seen[l->n++] = x->buf;
+  l->bytes += l->elems * dtype_bytes(x->buf->dtype);
 }
+static void note_loads(const SExpr *x, void *ud) { sexpr_walk(x, note_load, ud); }
 static bool load_bytes(const Stmt *s, int depth, void *ud) {
   (void)depth;
   if (s->kind != ST_MAP) return true;
-  const TBuf *seen[32] = {0};
-  stmt_exprs(s, note_load, seen);
-  int64_t elems = shape_numel(&s->dst->shape);
-  for (int i = 0; seen[i]; i++) *(int64_t *)ud += elems * dtype_bytes(seen[i]->dtype);
+  Loads *l = ud;
+  l->elems = shape_numel(&s->dst->shape);
+  stmt_exprs(s, note_loads, l);
   return true;
 }
 static bool deepest(const Stmt *s, int depth, void *ud) {
   (void)depth;
   Depth *d = ud;
   if (s->kind != ST_LOOP) return true;
-  int64_t bytes = 0;
-  tile_walk(&s->body, load_bytes, &bytes);
   d->loop = true;
+  /* Triton pipelines innermost loops (LCE's vocabulary loop around its
+     product loop asked for 32 KiB more per stage: the product's loads) */
+  bool inner = false;
+  for (int i = 0; i < s->body.len; i++) inner |= s->body.data[i]->kind == ST_LOOP;
+  if (inner) return true;
+  Loads l = {.n = 0};
+  tile_walk(&s->body, load_bytes, &l);
   if (s->stages > d->stages) d->stages = s->stages;
-  if (bytes > d->bytes) d->bytes = bytes;
+  if (l.bytes > d->bytes) d->bytes = l.bytes;
   return true;
 }
 static int stages(const Kernel *k) {
   Depth d = {0, false, 0};
   tile_walk(&k->body, deepest, &d);
   if (!d.loop) return 0;
-  while (d.stages > 1 && d.bytes * d.stages > TRITON_SMEM_BUDGET) d.stages--;
+  int64_t base = 0;
+  for (int b = 0; b < k->bufs.len; b++)
+    if (k->bufs.data[b]->scope == SCOPE_SHARED)
+      base += shape_numel(&k->bufs.data[b]->shape) * dtype_bytes(k->bufs.data[b]->dtype);
+  while (d.stages > 1 && base + d.bytes * (d.stages - 1) > TRITON_SMEM) d.stages--;
   return d.stages > 1 ? d.stages : 1;
 }
 
@@ -471,13 +485,21 @@ static void tr_extras(Emit *e) {
               "    from triton.compiler import ASTSource\n"
               "\n"
               "    cap = int(\"\".join(c for c in arch if c.isdigit()))\n"
+              "    # shared memory a block may ask for, per compute capability (bytes)\n"
+              "    limit = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}.get(cap)\n"
               "    failed = 0\n"
               "    for fn, sig, _grid, warps, stages in TRITON_KERNELS:\n"
               "        options = {\"num_warps\": warps, **({\"num_stages\": stages} if stages else {})}\n"
+              "        # as the JIT specializes torch's allocations: every pointer 16-byte aligned\n"
+              "        attrs = {(i,): [[\"tt.divisibility\", 16]] for i in range(len(sig))}\n"
               "        try:\n"
-              "            k = triton.compile(ASTSource(fn=fn, signature=dict(sig), constexprs={}),\n"
+              "            k = triton.compile(ASTSource(fn=fn, signature=dict(sig), constexprs={}, attrs=attrs),\n"
               "                               target=GPUTarget(\"cuda\", cap, 32), options=options)\n"
-              "            print(f\"built {fn.__name__} for {arch}: a cubin of {len(k.asm['cubin'])} bytes\")\n"
+              "            shared = k.metadata.shared\n"
+              "            if limit and shared > limit:\n"
+              "                raise RuntimeError(f\"asks for {shared} bytes of shared memory; {arch} has {limit}\")\n"
+              "            print(f\"built {fn.__name__} for {arch}: a cubin of {len(k.asm['cubin'])} bytes, \"\n"
+              "                  f\"{shared} bytes of shared memory\")\n"
               "        except Exception as e:  # noqa: BLE001\n"
               "            failed += 1\n"
               "            print(f\"FAILED {fn.__name__} for {arch}: {type(e).__name__}: {(str(e).strip().splitlines() or ['?'])[-1]}\")\n"

@@ -681,12 +681,14 @@ static void compute_tile(LP *L, const Node *n) {
   L->want_other = 0.0;
   if (loaded) { /* a tensor in memory, read once into a tile */
     L->tile[n->id] = NULL;
-    /* experimental (TS_SHARED_X=1): in a kernel with a product, a matrix
-       tile of a tensor of the storage type goes to shared memory as it is,
-       where the pipeline can prefetch it (a register tile is loaded when
-       the trip reaches it) */
+    /* in a kernel with a product, a matrix tile of an input of the storage
+       type goes to shared memory as it is, where the pipeline can prefetch
+       it (a register tile is loaded when the trip reaches it): the H200
+       ran rmsnorm_matmul_16k's TileLang kernel in 1.866 ms so, 2.125 with
+       the register tile (bench/results/2026-12-03-h200-swizzle-sharedx);
+       TS_SHARED_X=0 keeps the register tile */
     static int shared_x = -1;
-    if (shared_x < 0) shared_x = getenv("TS_SHARED_X") && atoi(getenv("TS_SHARED_X"));
+    if (shared_x < 0) shared_x = !getenv("TS_SHARED_X") || atoi(getenv("TS_SHARED_X"));
     bool sh = shared_x && mat_product(L->pk) && ax[0] >= 0 && ax[1] >= 0 && n->op == OP_INPUT &&
               n->kind == EK_REAL && L->tp->dtype != DT_F32;
     TBuf *t = new_tile(L, "X", sh ? SCOPE_SHARED : SCOPE_FRAGMENT, sh ? L->tp->dtype : DT_F32, ax, mat);
