@@ -80,6 +80,7 @@ suite structures build/structures
 suite golden tests/golden.sh ./tilesmith
 suite tune-records python3 tests/tune/check_records.py ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
+suite grad-examples tests/grad_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
 suite rules tests/rules/run.sh
 # emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and

@@ -34,6 +34,7 @@ typedef struct Opts {
   bool has_schedule;
   const char *tuned;      /* --tuned FILE: schedules measured on a GPU (tuned.c) */
   int top;                /* tune: schedules to write (--top) */
+  bool check;             /* grad: against central differences (--check) */
   bool quiet_schedule;    /* tune: no warning for a schedule that fits no kernel */
   const char *gpu;        /* the GPU profile the cost model uses */
   const Gpu *gpu_profile;
@@ -96,6 +97,7 @@ bool opts_dtype(const Opts *o, DType *dt);
 
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_tune(Opts *o);     /* cmd_tune.c */
+int cmd_grad(Opts *o);     /* cmd_grad.c */
 int cmd_opt(Opts *o);      /* cmd_opt.c */
 int cmd_explain(Opts *o);  /* cmd_explain.c */
 int cmd_rules(Opts *o);    /* cmd_rewrite.c */

@@ -1,0 +1,64 @@
+/*
+ * cmd_grad.c: `tilesmith grad`, the gradient of a loss with respect to
+ * every Param, as a graph of primitives (src/grad), optionally checked
+ * against central differences in float64.
+ */
+#include <stdlib.h>
+
+#include "../grad/grad.h"
+#include "cli.h"
+
+#define GRAD_SAMPLES 24   /* elements of each Param --check moves */
+#define GRAD_TOL 1e-6     /* --check's bound on the mixed relative error */
+
+int cmd_grad(Opts *o) {
+  Session s;
+  session_open(&s);
+  int rc = EXIT_USER;
+  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  Tensor **inputs = NULL;
+  double *err = NULL;
+  int64_t *checked = NULL;
+  if (!g) goto done;
+  if (setjmp(s.jb)) goto done;
+  int nfwd = g->nnodes;
+  Grads gr = grad_build(g);
+  if (!gr.n) {
+    fprintf(stderr, "tilesmith: error: '%s' has no Param inputs: nothing to differentiate\n", o->entry);
+    goto done;
+  }
+  char sh[256];
+  if (!o->check) {
+    graph_print_text(stdout, g);
+    for (int k = 0; k < gr.n; k++)
+      printf("  gradient %s : %s = %%%d\n", gr.param[k]->name, shape_str(&gr.param[k]->shape, sh, sizeof sh),
+             gr.grad[k]->id);
+    printf("# %d nodes of the loss, %d of its gradients\n", nfwd, g->nnodes - nfwd);
+    rc = EXIT_OK;
+    goto done;
+  }
+  inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
+  err = calloc((size_t)gr.n, sizeof *err);
+  checked = calloc((size_t)gr.n, sizeof *checked);
+  if (!inputs || !err || !checked) goto done;
+  interp_random_inputs(g, inputs, o->seed, false);
+  grad_check(g, &gr, inputs, GRAD_SAMPLES, err, checked);
+  rc = EXIT_OK;
+  for (int k = 0; k < gr.n; k++) {
+    bool ok = err[k] <= GRAD_TOL;
+    int64_t n = shape_numel(&gr.param[k]->shape);
+    printf("%-6s %s %s: %lld of %lld elements against central differences, largest error %.2e (bound %.0e)\n",
+           ok ? "ok" : "FAILED", gr.param[k]->name, shape_str(&gr.param[k]->shape, sh, sizeof sh),
+           (long long)checked[k], (long long)n,
+           err[k], GRAD_TOL);
+    if (!ok) rc = EXIT_USER;
+  }
+done:
+  if (inputs)
+    for (int i = 0; i < g->ninputs; i++) tensor_free(inputs[i]);
+  free(inputs);
+  free(err);
+  free(checked);
+  session_close(&s);
+  return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * grad.h: reverse-mode automatic differentiation on the graph IR.
+ *
+ * The gradient of a scalar entry (one element: shape [] or all ones) with
+ * respect to every Param input is built into the same graph, as nodes of
+ * the graph's own primitives, through the ir_* builders (so hash-consing
+ * shares what the forward pass already computes, and the gradient can be
+ * evaluated, lowered and optimized like any other graph).  The adjoint of
+ * each node is the sum of its readers' contributions, each fitted to the
+ * node's shape: summed over the axes broadcasting stretched, reshaped, and
+ * stretched where a contribution is narrower (a sum's adjoint).
+ * Derivatives at the kinks follow PyTorch's autograd: relu'(0) = 0, |x|'(0)
+ * = 0, max/min split the adjoint evenly between tied operands, amax/amin
+ * evenly among the tied elements of a row.
+ */
+#ifndef TS_GRAD_H
+#define TS_GRAD_H
+
+#include "../interp/interp.h"
+
+typedef struct Grads {
+  int n;              /* the entry's Param inputs, in input order */
+  Node **param;       /* the Param input */
+  Node **grad;        /* its gradient: a node of the same shape */
+} Grads;
+
+/* The gradients of g->output with respect to g's Params (arena-allocated).
+   Unwinds through g->ctx with an error at the output's source when the
+   output is not a real tensor of one element. */
+Grads grad_build(Graph *g);
+
+/* Central differences in float64 against the gradients of gr at inputs
+   (one per graph input; the loss is g->output): for each Param, at most
+   `samples` of its elements (all when it has no more; else an even
+   spread), each moved by h = 1e-6 * max(1, |x|) both ways.  err[k] is the
+   largest |analytic - numeric| / max(1, |analytic|, |numeric|) over
+   Param k's sampled elements, checked[k] how many (caller's arrays of
+   gr->n).  Unwinds through
+   g->ctx on an evaluation error. */
+void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double *err, int64_t *checked);
+
+#endif

@@ -1,0 +1,1 @@
+grad @FILE --entry total --size M=3

@@ -1,0 +1,1 @@
+grad @FILE --entry layer --size M=4,K=3,N=2

@@ -1,0 +1,233 @@
+/* test_grad.c: reverse-mode differentiation (src/grad) against central
+   differences in float64, one loss per primitive (and per broadcasting
+   pattern of the binary ones), each a weighted sum of the primitive's
+   result with a random tensor so that no coordinate of the gradient
+   cancels; the checker must also catch a planted wrong gradient, and a
+   loss of more than one element is an error. */
+#include <setjmp.h>
+#include <stdlib.h>
+
+#include "../../src/grad/grad.h"
+#include "unit.h"
+
+typedef struct GEnv {
+  Arena *a;
+  Ctx c;
+  jmp_buf jb;
+  Graph *g;
+} GEnv;
+
+static const Pos P0 = {0};
+
+static void genv_init(GEnv *e) {
+  e->a = arena_new();
+  ctx_init(&e->c, e->a, stderr);
+  e->c.unwind = &e->jb;
+  e->g = graph_new(&e->c);
+  e->g->entry = "loss";
+}
+
+static Shape sh(int rank, int64_t d0, int64_t d1, int64_t d2) {
+  Shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = rank;
+  s.d[0].n = d0;
+  s.d[1].n = d1;
+  s.d[2].n = d2;
+  return s;
+}
+
+static Node *param(GEnv *e, const char *name, Shape s) { return ir_input(e->g, name, ROLE_PARAM, &s, P0); }
+static Node *tensor(GEnv *e, const char *name, Shape s) { return ir_input(e->g, name, ROLE_TENSOR, &s, P0); }
+
+/* the loss: sum of y * w over every element (w a fresh random tensor of y's shape) */
+static void set_loss(GEnv *e, Node *y) {
+  Node *w = tensor(e, "w", y->shape);
+  Node *v = ir_binary(e->g, OP_MUL, y, w, P0);
+  while (v->shape.rank > 1 || (v->shape.rank == 1 && v->shape.d[0].n > 1)) {
+    if (v->shape.d[v->shape.rank - 1].n > 1) v = ir_reduce(e->g, OP_SUM, v, v->shape.rank - 1, P0);
+    Shape s = v->shape;
+    s.rank--;
+    if (s.rank == 0) break;
+    v = ir_reshape(e->g, v, &s, P0);
+  }
+  e->g->output = v;
+}
+
+/* the largest error of the built loss's gradients, over seeds 1..3 */
+static double worst(GEnv *e, bool plant) {
+  Grads gr = grad_build(e->g);
+  if (plant) gr.grad[0] = ir_binary(e->g, OP_MUL, gr.grad[0], ir_const(e->g, 1.001, P0), P0);
+  double w = 0;
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    Tensor *in[16] = {0};
+    interp_random_inputs(e->g, in, seed, true);
+    double err[8];
+    int64_t checked[8];
+    grad_check(e->g, &gr, in, 64, err, checked);
+    for (int k = 0; k < gr.n; k++) w = fmax(w, err[k] == err[k] ? err[k] : INFINITY);
+    for (int i = 0; i < e->g->ninputs; i++) tensor_free(in[i]);
+  }
+  return w;
+}
+
+/* a positive version of x (log, sqrt, rsqrt, pow need one): |x| + 0.5 */
+static Node *positive(GEnv *e, Node *x) {
+  return ir_binary(e->g, OP_ADD, ir_unary(e->g, OP_ABS, x, P0), ir_const(e->g, 0.5, P0), P0);
+}
+
+/* Build a loss with build(e, i, j) and return its gradients' worst error
+   (INFINITY if building or differentiating it failed); the setjmp lives
+   here, away from the callers' loop variables. */
+typedef void (*Build)(GEnv *e, int i, int j);
+
+static double case_error(Build build, int i, int j) {
+  GEnv e;
+  genv_init(&e);
+  volatile double w = INFINITY;
+  if (!setjmp(e.jb)) {
+    build(&e, i, j);
+    w = worst(&e, false);
+  }
+  arena_free(e.a);
+  return w;
+}
+
+static const Op unary_ops[] = {OP_NEG, OP_EXP, OP_LOG, OP_SQRT, OP_RSQRT, OP_TANH, OP_ERF, OP_SIGMOID, OP_RELU, OP_ABS};
+
+static void build_unary(GEnv *e, int i, int j) {
+  (void)j;
+  Op op = unary_ops[i];
+  Node *p = param(e, "p", sh(2, 3, 4, 0));
+  bool pos = op == OP_LOG || op == OP_SQRT || op == OP_RSQRT;
+  set_loss(e, ir_unary(e->g, op, pos ? positive(e, p) : p, P0));
+}
+
+TEST(grad_unary_primitives) {
+  for (int i = 0; i < (int)(sizeof unary_ops / sizeof unary_ops[0]); i++) {
+    double w = case_error(build_unary, i, 0);
+    if (w > 1e-6) fprintf(stderr, "  %s: error %g\n", op_info[unary_ops[i]].name, w);
+    CHECK(w <= 1e-6);
+  }
+}
+
+static const Op binary_ops[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_POW, OP_MAX, OP_MIN};
+
+static void build_binary(GEnv *e, int i, int j) {
+  /* the second operand: the same shape, a row [4], a column [3, 1], a scalar */
+  Shape second[] = {sh(2, 3, 4, 0), sh(1, 4, 0, 0), sh(2, 3, 1, 0), sh(0, 0, 0, 0)};
+  Node *p = param(e, "p", sh(2, 3, 4, 0)), *q = param(e, "q", second[j]);
+  Node *a = p, *b = q;
+  if (binary_ops[i] == OP_DIV) b = positive(e, q);
+  if (binary_ops[i] == OP_POW) a = positive(e, p);
+  set_loss(e, ir_binary(e->g, binary_ops[i], a, b, P0));
+}
+
+TEST(grad_binary_primitives_and_broadcasting) {
+  for (int i = 0; i < (int)(sizeof binary_ops / sizeof binary_ops[0]); i++)
+    for (int j = 0; j < 4; j++) {
+      double w = case_error(build_binary, i, j);
+      if (w > 1e-6) fprintf(stderr, "  %s (second operand %d): error %g\n", op_info[binary_ops[i]].name, j, w);
+      CHECK(w <= 1e-6);
+    }
+}
+
+static void build_reduce_select_product(GEnv *e, int c, int j) {
+  (void)j;
+  Node *p = param(e, "p", sh(2, 3, 4, 0)), *y = NULL;
+  switch (c) {
+  case 0: y = ir_reduce(e->g, OP_SUM, p, 1, P0); break;
+  case 1: y = ir_reduce(e->g, OP_AMAX, p, 1, P0); break;
+  case 2: y = ir_reduce(e->g, OP_AMIN, p, 0, P0); break;
+  case 3: { /* select between two Params by a data-dependent mask */
+    Node *q = param(e, "q", sh(1, 4, 0, 0)), *t = tensor(e, "t", sh(2, 3, 4, 0));
+    y = ir_select(e->g, ir_binary(e->g, OP_GT, t, ir_const(e->g, 0, P0), P0), p, q, P0);
+    break;
+  }
+  case 4: { /* a batched product against a shared matrix */
+    Node *a = param(e, "a", sh(3, 2, 3, 4)), *b = param(e, "b", sh(2, 4, 5, 0));
+    y = ir_matmul(e->g, a, b, P0);
+    break;
+  }
+  case 5: { /* x ⬝ Wᵀ, a transposed weight */
+    Node *x = tensor(e, "x", sh(2, 5, 4, 0));
+    y = ir_matmul(e->g, x, ir_transpose(e->g, p, P0), P0);
+    break;
+  }
+  default: /* a product of a Param with itself */ y = ir_matmul(e->g, ir_transpose(e->g, p, P0), p, P0); break;
+  }
+  set_loss(e, y);
+}
+
+/* every case 0..n-1 of build within 1e-6 */
+static void check_cases(Build build, int n, const char *what) {
+  for (int c = 0; c < n; c++) {
+    double w = case_error(build, c, 0);
+    if (w > 1e-6) fprintf(stderr, "  %s case %d: error %g\n", what, c, w);
+    CHECK(w <= 1e-6);
+  }
+}
+
+TEST(grad_reductions_select_and_products) { check_cases(build_reduce_select_product, 7, "reduce/select/product"); }
+
+static void build_layout(GEnv *e, int c, int j) {
+  (void)j;
+  Node *p = param(e, "p", sh(3, 2, 3, 4)), *y = NULL;
+  switch (c) {
+  case 0: {
+    int perm[3] = {2, 0, 1};
+    y = ir_permute(e->g, p, perm, 3, P0);
+    break;
+  }
+  case 1: {
+    Shape s = sh(2, 6, 4, 0);
+    y = ir_reshape(e->g, p, &s, P0);
+    break;
+  }
+  case 2: y = ir_slice(e->g, p, 2, 1, 3, P0); break;
+  case 3: { /* a Param concatenated with itself and another */
+    Node *q = param(e, "q", sh(3, 2, 3, 2)), *xs[3] = {p, q, p};
+    y = ir_concat(e->g, xs, 3, 2, P0);
+    break;
+  }
+  default: { /* gather along the last axis, indices repeating and broadcast over the first */
+    Shape is = sh(3, 1, 3, 5);
+    Node *idx = ir_input(e->g, "i", ROLE_INDEX, &is, P0);
+    y = ir_gather(e->g, p, idx, 2, P0);
+    break;
+  }
+  }
+  set_loss(e, y);
+}
+
+TEST(grad_layout_primitives) { check_cases(build_layout, 5, "layout"); }
+
+TEST(grad_check_catches_a_wrong_gradient) {
+  GEnv e;
+  genv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  Node *p = param(&e, "p", sh(2, 3, 4, 0));
+  set_loss(&e, ir_unary(e.g, OP_TANH, p, P0));
+  CHECK(worst(&e, true) > 1e-6); /* a gradient 0.1% off */
+  arena_free(e.a);
+}
+
+TEST(grad_needs_a_loss) {
+  GEnv e;
+  genv_init(&e);
+  e.c.err = NULL; /* the diagnostic is expected */
+  volatile bool unwound = false;
+  if (setjmp(e.jb)) {
+    unwound = true;
+  } else {
+    Node *p = param(&e, "p", sh(2, 3, 4, 0));
+    e.g->output = ir_unary(e.g, OP_EXP, p, P0);
+    grad_build(e.g);
+  }
+  CHECK(unwound);
+  arena_free(e.a);
+}
