@@ -80,7 +80,7 @@ suite structures build/structures
 suite golden tests/golden.sh ./tilesmith
 suite tune-records python3 tests/tune/check_records.py ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
-suite grad-examples tests/grad_examples.sh ./tilesmith
+suite grad-examples tests/grad/check_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
 suite rules tests/rules/run.sh
 # emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and
@@ -97,6 +97,8 @@ if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite harness "$py" bench/gpu_harness.py --self-test ./tilesmith
   # run()'s argument checks and parameter names (torch on the CPU, no GPU)
   suite run-args "$py" tests/emit/check_run_args.py ./tilesmith
+  # tilesmith grad against torch.autograd in float64 (torch on the CPU)
+  suite grad-torch "$py" tests/grad/torch_check.py ./tilesmith
 fi
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith

@@ -98,6 +98,8 @@ bool opts_dtype(const Opts *o, DType *dt);
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_tune(Opts *o);     /* cmd_tune.c */
 int cmd_grad(Opts *o);     /* cmd_grad.c */
+/* Read the --in files into inputs[] (main.c); false (message printed) on error. */
+bool read_inputs(Opts *o, Graph *g, Tensor **inputs);
 int cmd_opt(Opts *o);      /* cmd_opt.c */
 int cmd_explain(Opts *o);  /* cmd_explain.c */
 int cmd_rules(Opts *o);    /* cmd_rewrite.c */

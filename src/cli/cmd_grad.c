@@ -3,7 +3,9 @@
  * every Param, as a graph of primitives (src/grad), optionally checked
  * against central differences in float64.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "../grad/grad.h"
 #include "cli.h"
@@ -28,7 +30,7 @@ int cmd_grad(Opts *o) {
     goto done;
   }
   char sh[256];
-  if (!o->check) {
+  if (!o->check && !o->out) {
     graph_print_text(stdout, g);
     for (int k = 0; k < gr.n; k++)
       printf("  gradient %s : %s = %%%d\n", gr.param[k]->name, shape_str(&gr.param[k]->shape, sh, sizeof sh),
@@ -38,6 +40,30 @@ int cmd_grad(Opts *o) {
     goto done;
   }
   inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
+  if (!inputs) goto done;
+  if (o->out) {
+    if (!read_inputs(o, g, inputs)) goto done;
+    interp_random_inputs(g, inputs, o->seed, false);
+    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+      fprintf(stderr, "tilesmith: error: cannot make the directory %s: %s\n", o->out, strerror(errno));
+      goto done;
+    }
+    for (int k = 0; k < gr.n; k++) {
+      Tensor *t = interp_run_ex(g, inputs, NULL, gr.grad[k], NULL, NULL);
+      char path[4096], e[512];
+      snprintf(path, sizeof path, "%s/%s.npy", o->out, gr.param[k]->name);
+      bool ok = npy_write(path, t, e, sizeof e);
+      tensor_free(t);
+      if (!ok) {
+        fprintf(stderr, "tilesmith: error: %s\n", e);
+        goto done;
+      }
+      printf("wrote %s: the gradient with respect to %s, float64 %s\n", path, gr.param[k]->name,
+             shape_str(&gr.param[k]->shape, sh, sizeof sh));
+    }
+    rc = EXIT_OK;
+    goto done;
+  }
   err = calloc((size_t)gr.n, sizeof *err);
   checked = calloc((size_t)gr.n, sizeof *checked);
   if (!inputs || !err || !checked) goto done;

@@ -187,7 +187,7 @@ static const char *kind_word(ElemKind k) {
 }
 
 /* Read the --in files into inputs[]; false (message printed) on error. */
-static bool read_inputs(Opts *o, Graph *g, Tensor **inputs) {
+bool read_inputs(Opts *o, Graph *g, Tensor **inputs) {
   for (int k = 0; k < o->nins; k++) {
     int i = 0;
     while (i < g->ninputs && strcmp(g->inputs[i]->name, o->ins[k].name) != 0) i++;
@@ -305,7 +305,7 @@ static const Command commands[] = {
      "The result is written to --out as a float64 .npy file.\n",
      cmd_eval, true, true},
     {"grad", "the gradient of a loss with respect to its Params",
-     "tilesmith grad FILE.lean --entry LOSS [--size ...] [--check [--seed S]]",
+     "tilesmith grad FILE.lean --entry LOSS [--size ...] [--check] [--in NAME=PATH.npy]... [--seed S] [--out DIR]",
      "Builds the gradient of the entry (a loss: one real number) with respect\n"
      "to every Param by reverse-mode differentiation on the graph IR, as\n"
      "nodes of the same primitives, and prints the graph (the loss, then its\n"
@@ -314,6 +314,9 @@ static const Command commands[] = {
      "(--seed, as eval draws them) and compares up to 24 elements of each\n"
      "Param with central differences; it fails (exit status 1) where the\n"
      "error |analytic - numeric| / max(1, |analytic|, |numeric|) exceeds 1e-6.\n"
+     "With --out DIR, the gradients are evaluated in float64 instead, at the\n"
+     "--in inputs (the rest drawn from --seed as eval draws them), and written\n"
+     "as DIR/NAME.npy per Param (float64).\n"
      "Kinks follow PyTorch: relu'(0) = 0, ties of max, min, amax and amin share\n"
      "the gradient evenly.\n",
      cmd_grad, true, false},
@@ -522,7 +525,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (cur_cmd->run != cmd_graph && strcmp(v, "text") && strcmp(v, "json"))
         return usage_error("--format must be text or json, not '%s'", v);
       o->format = v;
-    } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--in", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_grad) && ((v = opt_value(argc, argv, &i, "--in", &m)) || m)) {
       const char *eq = v ? strchr(v, '=') : NULL;
       if (!eq || eq == v || !eq[1]) return usage_error("--in expects NAME=PATH.npy");
       if (o->nins == 64) return usage_error("too many --in files (at most 64)");
@@ -551,7 +554,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad) &&
                ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
       if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");
-    } else if (cur_cmd->run == cmd_eval && ((v = opt_value(argc, argv, &i, "--out", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_grad) && ((v = opt_value(argc, argv, &i, "--out", &m)) || m)) {
       if (!v) return usage_error("--out needs a path");
       o->out = v;
     } else if (a[0] == '-' && a[1]) {
@@ -567,6 +570,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
   if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
   if (cur_cmd->run == cmd_opt && (!o->target || !o->out)) return usage_error("--target and -o are required");
   if (cur_cmd->run == cmd_tune && !o->out) return usage_error("-o DIR is required");
+  if (cur_cmd->run == cmd_grad && o->check && (o->out || o->nins))
+    return usage_error("--check draws its own inputs: it does not take --in or --out");
   return EXIT_OK;
 }
 

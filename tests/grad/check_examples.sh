@@ -2,10 +2,10 @@
 # `tilesmith grad --check` on the example models' losses at small sizes,
 # three seeds each: every Param's gradient against central differences in
 # float64 (bound 1e-6).  One line per run, then "N passed, M failed".
-# usage: tests/grad_examples.sh ./tilesmith
+# usage: tests/grad/check_examples.sh ./tilesmith
 set -u
 bin=${1:-./tilesmith}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 2
 export NO_COLOR=1
 cases=(
