@@ -434,6 +434,11 @@ static void print_cmd_help(const Command *c) {
   if (c->run == cmd_tune)
     printf("  --top K               schedules to write (default 3, at most 9)\n"
            "  -o, --out DIR         where to write the modules and manifest.json\n");
+  if (c->run == cmd_grad)
+    printf("  --check               compare with central differences on random inputs\n"
+           "  --in NAME=PATH.npy    with --out: an input by parameter name (repeatable)\n"
+           "  --seed S              seed for inputs not given (default 0)\n"
+           "  --out DIR             write each Param's gradient as DIR/NAME.npy\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
