@@ -110,11 +110,17 @@ static void tl_load(Emit *e, const SExpr *x) {
   if (widen) emit_printf(e, ")");
 }
 
+/* a tile read in an expression; one of the storage type (an input's tile
+   in shared memory) widened to float32 as a load is (T.isnan and the
+   arithmetic then see float32) */
 static void tl_tile(Emit *e, const SExpr *x) {
   bool staged = false;
   for (int i = 0; i < e->nstaged; i++) staged |= e->staged[i] == x->buf && e->top > e->stage_from[i];
+  bool widen = emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32;
+  if (widen) emit_printf(e, "T.Cast(\"float32\", ");
   emit_printf(e, "%s%s", x->buf->name, staged ? "_s" : "");
   tl_index(e, x);
+  if (widen) emit_printf(e, ")");
 }
 
 /* Row statistics through shared memory.  A rank-1 fragment reduced from a

@@ -30,13 +30,15 @@ typedef struct Grads {
 Grads grad_build(Graph *g);
 
 /* Central differences in float64 against the gradients of gr at inputs
-   (one per graph input; the loss is g->output): for each Param, at most
-   `samples` of its elements (all when it has no more; else an even
-   spread), each moved by h = 1e-6 * max(1, |x|) both ways.  err[k] is the
-   largest |analytic - numeric| / max(1, |analytic|, |numeric|) over
-   Param k's sampled elements, checked[k] how many (caller's arrays of
-   gr->n).  Unwinds through
-   g->ctx on an evaluation error. */
-void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double *err, int64_t *checked);
+   (one per graph input; the loss is g->output): for each Param, every
+   element when it has at most `samples`, else `samples` elements drawn at
+   random (a fixed sequence), each moved by h = 1e-6 * max(1, |x|) both
+   ways.  err[k] is the largest |analytic - numeric| / max(1, |analytic|,
+   |numeric|) over Param k's sampled elements; beyond[k] the same with the
+   difference's own rounding (4 eps |loss| / h) taken off first, what a
+   bound should judge; checked[k] how many elements were sampled (caller's
+   arrays of gr->n).  Unwinds through g->ctx on an evaluation error. */
+void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double *err, double *beyond,
+                int64_t *checked);
 
 #endif

@@ -665,6 +665,16 @@ static bool mat_product(const PKernel *pk) {
   return false;
 }
 
+/* does a reduction of the kernel read n itself (TileLang reduces only
+   from fragments: a shared tile finds no layout) */
+static bool reduced_directly(const PKernel *pk, const Node *n) {
+  for (int i = 0; i < pk->members.len; i++) {
+    const Node *m = pk->members.data[i];
+    if (op_info[m->op].cls == OPC_REDUCE && m->in[0] == n) return true;
+  }
+  return false;
+}
+
 /* compute a non-state member's tile into the current list */
 static void compute_tile(LP *L, const Node *n) {
   tile_cover(L->a, L->k, n);
@@ -690,7 +700,7 @@ static void compute_tile(LP *L, const Node *n) {
     static int shared_x = -1;
     if (shared_x < 0) shared_x = !getenv("TS_SHARED_X") || atoi(getenv("TS_SHARED_X"));
     bool sh = shared_x && mat_product(L->pk) && ax[0] >= 0 && ax[1] >= 0 && n->op == OP_INPUT &&
-              n->kind == EK_REAL && L->tp->dtype != DT_F32;
+              n->kind == EK_REAL && L->tp->dtype != DT_F32 && !reduced_directly(L->pk, n);
     TBuf *t = new_tile(L, "X", sh ? SCOPE_SHARED : SCOPE_FRAGMENT, sh ? L->tp->dtype : DT_F32, ax, mat);
     SExpr *idx[TS_MAX_RANK];
     set_dom(L, ax);

@@ -101,6 +101,11 @@ SMALL = [
     ("examples/rmsnorm_matmul.lean", "rmsnormMatmul", "M=64,K=2048,N=64"),
     ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=16,D=32,V=4096"),
     ("examples/softmax.lean", "rowSoftmax", "M=4,N=40000"),
+    # an input's tile read several times in a product kernel (held in shared
+    # memory in the storage type): elementwise NaN tests and a reduction of it
+    ("tests/emit/shared_tiles.lean", "reluScaled", "M=256,K=1024,N=512"),
+    ("tests/emit/shared_tiles.lean", "maxScaled", "M=256,K=1024,N=512"),
+    ("tests/emit/shared_tiles.lean", "softmaxOf", "M=256,N=4096,D=128"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
@@ -173,7 +178,7 @@ def triton_compile_all(mod, label):
             options = {"num_warps": warps, **({"num_stages": stages} if stages else {})}
             k = triton.compile(src, target=target, options=options)
             ok = bool(k.asm.get("cubin")) if hasattr(k, "asm") else True
-            shared = getattr(k.metadata, "shared", 0)
+            shared = k.metadata.shared
             if ok and shared > SM90_SHARED:
                 report("failed", what, f"asks for {shared} bytes of shared memory; an sm_90 block has {SM90_SHARED}")
             else:

@@ -62,10 +62,10 @@ static double worst(GEnv *e, bool plant) {
   for (uint64_t seed = 1; seed <= 3; seed++) {
     Tensor *in[16] = {0};
     interp_random_inputs(e->g, in, seed, true);
-    double err[8];
+    double err[8], beyond[8];
     int64_t checked[8];
-    grad_check(e->g, &gr, in, 64, err, checked);
-    for (int k = 0; k < gr.n; k++) w = fmax(w, err[k] == err[k] ? err[k] : INFINITY);
+    grad_check(e->g, &gr, in, 64, err, beyond, checked);
+    for (int k = 0; k < gr.n; k++) w = fmax(w, beyond[k] == beyond[k] ? beyond[k] : INFINITY);
     for (int i = 0; i < e->g->ninputs; i++) tensor_free(in[i]);
   }
   return w;
@@ -229,5 +229,59 @@ TEST(grad_needs_a_loss) {
     grad_build(e.g);
   }
   CHECK(unwound);
+  arena_free(e.a);
+}
+
+/* grad_check samples elements at random: an error confined to one column of
+   a Param whose row count is a multiple of the sample count (an even stride
+   falls on a few columns only) is still found */
+TEST(grad_check_samples_every_column) {
+  GEnv e;
+  genv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  Node *p = param(&e, "p", sh(2, 48, 16, 0));
+  set_loss(&e, ir_unary(e.g, OP_TANH, p, P0));
+  Grads gr = grad_build(e.g);
+  Shape row = sh(2, 1, 16, 0);
+  Node *col = ir_reshape(e.g, ir_iota(e.g, 16, NULL, P0), &row, P0);
+  Node *bump = ir_select(e.g, ir_binary(e.g, OP_EQ, col, ir_const_int(e.g, 3, P0), P0), ir_const(e.g, 0.01, P0),
+                         ir_const(e.g, 0, P0), P0);
+  gr.grad[0] = ir_binary(e.g, OP_ADD, gr.grad[0], bump, P0);
+  Tensor *in[4] = {0};
+  interp_random_inputs(e.g, in, 1, true);
+  double err[1], beyond[1];
+  int64_t checked[1];
+  grad_check(e.g, &gr, in, 64, err, beyond, checked);
+  CHECK(beyond[0] > 1e-6);
+  CHECK(checked[0] == 64);
+  for (int i = 0; i < e.g->ninputs; i++) tensor_free(in[i]);
+  arena_free(e.a);
+}
+
+/* x^e at x = 0: PyTorch's 0 for the exponent's gradient (where e >= 0), not
+   0 * log 0 = NaN */
+TEST(grad_pow_at_a_zero_base) {
+  GEnv e;
+  genv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  Node *x = tensor(&e, "x", sh(2, 4, 3, 0)), *p = param(&e, "p", sh(1, 3, 0, 0));
+  Node *ex = ir_binary(e.g, OP_ADD, ir_binary(e.g, OP_MUL, p, p, P0), ir_const(e.g, 0.5, P0), P0);
+  set_loss(&e, ir_binary(e.g, OP_POW, ir_unary(e.g, OP_RELU, x, P0), ex, P0));
+  Grads gr = grad_build(e.g);
+  Tensor *in[4] = {0};
+  interp_random_inputs(e.g, in, 2, true);
+  for (int i = 0; i < 12; i++) in[0]->data[i] = i % 2 ? 0.0 : -1.0; /* every base 0 */
+  Tensor *gp = interp_run_ex(e.g, in, NULL, gr.grad[0], NULL, NULL);
+  for (int i = 0; i < 3; i++) CHECK(gp->data[i] == 0.0);
+  tensor_free(gp);
+  for (int i = 0; i < e.g->ninputs; i++) tensor_free(in[i]);
   arena_free(e.a);
 }
