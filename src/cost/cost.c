@@ -20,6 +20,14 @@
 #define MISS_RATE 0.15
 #define OVERLAP_EXPOSED 0.5
 #define LATENCY 0.7e-6 /* s: a load's round trip to HBM under load (Little's law below) */
+/* a product whose loop has the threads fill its shared tiles (an operand
+   computed on the way in: no bulk copy, no prefetch by the pipeline, the
+   warps stall on their own loads) runs at this fraction of its rate when
+   every tile is so filled, in proportion to the bytes filled when some
+   are: a guess from rmsnorm_matmul_16k, whose
+   fused kernel with a g-scaled operand ran 2.43 ms on the H200 where
+   cuBLAS ran the product alone in 0.79 (2026-12-03-h200-session4) */
+#define THREAD_FILL_EFF 0.5
 
 static const Gpu gpus[GPU_COUNT] = {
 #define X(id, nm, sms_, bw_, tc_, fp_, sfu_, ghz, smem_, regs_, thr, l2_, launch_, hbm_) \
@@ -44,8 +52,10 @@ typedef struct Acc {
   double tc, fp, sfu;     /* per block */
   double mults;           /* current trip multiplier */
   double tile_area;       /* largest gemm tile (M * N) */
+  double filled;          /* of the shared tiles a product's loop writes, the fraction (bytes) the threads compute */
   double region;          /* bytes the statements of the current loop body (or the top level) load */
   double flight;          /* bytes a block keeps in flight: the largest region, a loop's times its stages */
+  struct Trips *trips;
 } Acc;
 
 static void count_expr(Acc *a, const SExpr *e, double elems) {
@@ -89,8 +99,8 @@ static double buf_elems(const TBuf *b) {
   return n;
 }
 
-/* the mean trip count of a loop over the kernel's blocks (sampled: at most
-   4096 blocks, evenly spaced) with outer loop variables at 0 */
+/* the mean trip count of a loop over the kernel's blocks (sampled: at most 512
+   blocks, evenly spaced) with outer loop variables at 0 */
 static void reads_var(const SExpr *e, void *ud) {
   if (e->kind == SX_VAR) *(bool *)ud = true;
 }
@@ -104,7 +114,7 @@ static double mean_trips(const Kernel *k, const Stmt *lp) {
     return sexpr_eval_index(lp->lo, none, &lo0) && sexpr_eval_index(lp->hi, none, &hi0) && hi0 > lo0
                ? (double)(hi0 - lo0) : 0;
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
-  int64_t n = blocks > 4096 ? 4096 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
+  int64_t n = blocks > 512 ? 512 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
   if (step < 1) step = 1;
   double sum = 0;
   int64_t vars[TV_COUNT] = {0};
@@ -120,6 +130,29 @@ static double mean_trips(const Kernel *k, const Stmt *lp) {
 }
 
 static void count_list(Acc *a, const StmtList *l);
+
+/* mean_trips once per loop of a kernel (the loads and the stores both ask) */
+typedef struct Trips { const Stmt *loop[64]; double t[64]; int n; } Trips;
+static double trips_of(Trips *c, const Kernel *k, const Stmt *lp) {
+  for (int i = 0; i < c->n; i++)
+    if (c->loop[i] == lp) return c->t[i];
+  double t = mean_trips(k, lp);
+  if (c->n < 64) c->loop[c->n] = lp, c->t[c->n++] = t;
+  return t;
+}
+
+/* bytes of the shared tiles a list writes by copies and by the threads */
+typedef struct ShFill { double copy, fill; } ShFill;
+static bool shared_fill(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  ShFill *f = ud;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED) {
+    double b = buf_elems(s->dst) * dtype_bytes(s->dst->dtype);
+    if (tile_map_is_copy(s)) f->copy += b;
+    else f->fill += b;
+  }
+  return true;
+}
 
 static void count_stmt(Acc *a, const Stmt *s) {
   switch (s->kind) {
@@ -146,10 +179,15 @@ static void count_stmt(Acc *a, const Stmt *s) {
     return;
   }
   case ST_LOOP: {
-    double t = mean_trips(a->k, s), saved = a->mults, outer = a->region;
+    double t = trips_of(a->trips, a->k, s), saved = a->mults, outer = a->region;
     a->mults *= t;
     a->region = 0;
     count_list(a, &s->body);
+    if (tile_list_has(&s->body, ST_GEMM)) {
+      ShFill f = {0, 0};
+      tile_walk(&s->body, shared_fill, &f);
+      if (f.fill > 0) a->filled = fmax(a->filled, f.fill / (f.fill + f.copy));
+    }
     /* a pipelined loop keeps `stages` trips in flight; a serial one about
        as many as the compiler unrolls (independent loads of 4 trips) */
     a->flight = fmax(a->flight, a->region * (s->stages > 1 ? s->stages : fmin(fmax(t, 1), 4)));
@@ -168,7 +206,7 @@ static void count_list(Acc *a, const StmtList *l) {
   for (int i = 0; i < l->len; i++) count_stmt(a, l->data[i]);
 }
 
-typedef struct Stores { const TileProgram *tp; const Kernel *k; double *gstore; double mults; } Stores;
+typedef struct Stores { const TileProgram *tp; const Kernel *k; double *gstore; double mults; struct Trips *trips; } Stores;
 
 static void count_stores(Stores *st, const StmtList *l) {
   for (int i = 0; i < l->len; i++) {
@@ -177,7 +215,7 @@ static void count_stores(Stores *st, const StmtList *l) {
       st->gstore[s->global->id] += (double)s->ext[0] * (double)s->ext[1] * st->mults;
     } else if (s->kind == ST_LOOP) {
       double saved = st->mults;
-      st->mults *= mean_trips(st->k, s);
+      st->mults *= trips_of(st->trips, st->k, s);
       count_stores(st, &s->body);
       st->mults = saved;
     } else if (s->kind == ST_IF) {
@@ -265,10 +303,11 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   int ng = tp->globals.len;
   double gload[512] = {0}, gstore[512] = {0};
   if (ng > 512) ng = 512;
-  Acc a = {.tp = tp, .k = k, .gload = gload, .mults = 1};
+  Trips trips = {.n = 0};
+  Acc a = {.tp = tp, .k = k, .gload = gload, .mults = 1, .trips = &trips};
   count_list(&a, &k->body);
   a.flight = fmax(a.flight, a.region);
-  Stores st = {tp, k, gstore, 1};
+  Stores st = {tp, k, gstore, 1, &trips};
   count_stores(&st, &k->body);
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
   out->blocks = blocks;
@@ -328,7 +367,7 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   /* tensor-core products run asynchronously to the CUDA cores and SFUs
      (wgmma; other warps): half of the smaller of the two is exposed (a
      guess until the calibration run measures it) */
-  double tc_s = out->tc_flops / (gpu->tc * TC_EFF * tile_eff(a.tile_area));
+  double tc_s = out->tc_flops / (gpu->tc * TC_EFF * tile_eff(a.tile_area) * (1 - (1 - THREAD_FILL_EFF) * a.filled));
   double cu_s = out->fp_flops / gpu->fp + out->sfu_ops / gpu->sfu;
   out->compute_s = (fmax(tc_s, cu_s) + OVERLAP_EXPOSED * fmin(tc_s, cu_s)) / fill * spill;
   /* a memory-bound kernel of many waves loses little to its last one: its

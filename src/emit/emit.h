@@ -83,6 +83,9 @@ struct Emit {
   int stage_from[16];       /* ... by the top-level statements after this index */
   int nstaged;
   int top;                  /* the index of the top-level statement being written */
+  const TBuf *dual[16];     /* Triton: loaded tiles a loop feeds to tl.dot and reads otherwise too */
+  int ndual;
+  bool evict_last;          /* Triton: loads written now ask to stay in cache (the second load of a dual) */
   bool no_copy;             /* TileLang: loads stay element-wise maps here (the kernel's
                                schedule, or a loop that also fills a shared tile from threads) */
   bool failed;

@@ -250,10 +250,7 @@ static bool tl_copy_on(void) {
    before dj) and their offsets? */
 static bool copy_shape(const Stmt *s, int *di, int *dj, const SExpr **oi, const SExpr **oj) {
   const SExpr *v = s->value;
-  if (s->kind != ST_MAP || s->dst->scope != SCOPE_SHARED || s->dst->shape.rank != 2 || !v || v->kind != SX_LOAD ||
-      v->buf->scope != SCOPE_GLOBAL || v->buf->dtype != s->dst->dtype)
-    return false;
-  if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) return false;
+  if (!tile_map_is_copy(s) || s->dst->shape.rank != 2) return false;
   *di = *dj = -1;
   *oi = *oj = NULL;
   for (int d = 0; d < v->nidx; d++) {
@@ -269,19 +266,6 @@ static bool copy_shape(const Stmt *s, int *di, int *dj, const SExpr **oi, const 
     }
   }
   return *di >= 0 && *dj >= 0 && *di < *dj;
-}
-
-/* Does a statement fill a shared tile from the threads (a map that is not
-   a copy)? */
-static bool thread_filled(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  int di, dj;
-  const SExpr *oi, *oj;
-  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && !copy_shape(s, &di, &dj, &oi, &oj)) {
-    *(bool *)ud = true;
-    return false;
-  }
-  return true;
 }
 
 /* Does kernel k load tiles with T.copy: as its schedule says, else with
@@ -303,12 +287,11 @@ static bool kernel_copies(const Kernel *k) {
   return k->threads >= 256 && !nested;
 }
 
-/* Does loop body l fill a shared tile from the threads (then its loads
-   stay element-wise)? */
-static bool thread_fills(const StmtList *l) {
-  bool mixed = false;
-  tile_walk(l, thread_filled, &mixed);
-  return mixed;
+/* A map T.copy can do (see tl_copy). */
+static bool copyable(const Stmt *s) {
+  int di, dj;
+  const SExpr *oi, *oj;
+  return copy_shape(s, &di, &dj, &oi, &oj);
 }
 
 static bool tl_copy(Emit *e, const Stmt *s, const char *ind) {
@@ -468,7 +451,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
        (element-wise maps): those loops run unpipelined; with T.copy (TMA)
        it pipelines any bounds */
     bool was = e->no_copy;
-    e->no_copy = was || thread_fills(&s->body);
+    e->no_copy = was || tile_thread_fills(&s->body, copyable); /* a loop whose shared tiles the threads fill keeps its loads element-wise */
     bool fixed = (from0 && s->hi->kind == SX_INT) || !e->no_copy;
     int stages = fixed ? s->stages : 0;
     emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");

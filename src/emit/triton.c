@@ -140,7 +140,8 @@ static void tr_pointer(Emit *e, const TBuf *g, SExpr **idx, int n) {
 static void tr_load(Emit *e, const SExpr *x) {
   emit_printf(e, "tl.load(");
   tr_pointer(e, x->buf, x->idx, x->nidx);
-  emit_printf(e, ", mask=_mask_%lld_%lld, other=0)", (long long)e->blk[0], (long long)e->blk[1]);
+  emit_printf(e, ", mask=_mask_%lld_%lld, other=0%s)", (long long)e->blk[0], (long long)e->blk[1],
+              e->evict_last ? ", eviction_policy=\"evict_last\"" : "");
   if (emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
 }
 
@@ -150,30 +151,87 @@ static void tr_load(Emit *e, const SExpr *x) {
 static bool at_var(const SExpr *x, TVar v) { return x->kind == SX_VAR && x->var == v; }
 static bool at_zero(const SExpr *x) { return x->kind == SX_INT && x->i == 0; }
 
+/* A loaded tile that a loop gives tl.dot and also reads otherwise is
+   loaded a second time for the other reads (name_r): Triton 3.6 pipelines
+   such a loop wrongly, and not deterministically, when one load feeds
+   both (rmsnorm_matmul_16k's sum of squares beside its product: 3.5e-2
+   off on the H200 at 3 stages, right at 1 stage or with the second load;
+   bench/exp/triton_dual_use.py, 2026-12-03). */
+static bool is_dual(const Emit *e, const TBuf *b) {
+  for (int i = 0; i < e->ndual; i++)
+    if (e->dual[i] == b) return true;
+  return false;
+}
+static const char *read_name(Emit *e, const TBuf *b) {
+  return is_dual(e, b) ? arena_printf(e->a, "%s_r", b->name) : b->name;
+}
+
+typedef struct DualScan { Emit *e; const TBuf *cand[16]; int ncand; bool read[16]; } DualScan;
+static void dual_note_tile(const SExpr *x, void *ud) {
+  DualScan *d = ud;
+  if (x->kind == SX_TILE)
+    for (int i = 0; i < d->ncand; i++)
+      if (d->cand[i] == x->buf) d->read[i] = true;
+}
+static void dual_note_exprs(const SExpr *x, void *ud) { sexpr_walk(x, dual_note_tile, ud); }
+static bool dual_cands(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  DualScan *d = ud;
+  if (s->kind == ST_GEMM)
+    for (int o = 0; o < 2; o++) {
+      const TBuf *b = o ? s->b : s->a;
+      bool seen = false;
+      for (int i = 0; i < d->ncand; i++) seen |= d->cand[i] == b;
+      if (!seen && d->ncand < 16) d->cand[d->ncand++] = b;
+    }
+  return true;
+}
+static bool dual_reads(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  DualScan *d = ud;
+  stmt_exprs(s, dual_note_exprs, d);
+  if (s->kind == ST_REDUCE) dual_note_tile(&(SExpr){.kind = SX_TILE, .buf = s->a}, d);
+  return true;
+}
+/* the tiles of loop body l to load twice: loaded by a copy in l, given to
+   tl.dot in l and read by another statement of l */
+static void find_duals(Emit *e, const StmtList *l) {
+  DualScan d = {.e = e};
+  tile_walk(l, dual_cands, &d);
+  tile_walk(l, dual_reads, &d);
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    if (s->kind != ST_MAP || !s->value || s->value->kind != SX_LOAD) continue;
+    for (int c = 0; c < d.ncand; c++)
+      if (d.cand[c] == s->dst && d.read[c] && e->ndual < 16 && !is_dual(e, s->dst)) e->dual[e->ndual++] = s->dst;
+  }
+}
+
 static void tr_tile(Emit *e, const SExpr *x) {
   const TBuf *b = x->buf;
+  const char *bn = read_name(e, b);
   bool ok = true;
   if (x->nidx == 1) {
-    if (at_var(x->idx[0], TV_I)) emit_printf(e, "%s[:, None]", b->name);
-    else if (at_var(x->idx[0], TV_J)) emit_printf(e, "%s[None, :]", b->name);
-    else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1) emit_printf(e, "tl.reshape(%s, (1, 1))", b->name);
+    if (at_var(x->idx[0], TV_I)) emit_printf(e, "%s[:, None]", bn);
+    else if (at_var(x->idx[0], TV_J)) emit_printf(e, "%s[None, :]", bn);
+    else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1) emit_printf(e, "tl.reshape(%s, (1, 1))", bn);
     else ok = false;
   } else {
     bool r = at_var(x->idx[0], TV_I) || (at_zero(x->idx[0]) && b->shape.d[0].n == 1);
     bool c = at_var(x->idx[1], TV_J) || (at_zero(x->idx[1]) && b->shape.d[1].n == 1);
-    if (r && c) emit_printf(e, "%s", b->name);
+    if (r && c) emit_printf(e, "%s", bn);
     /* a [1, n] row read down a column block, or an [n, 1] column across a row */
     /* a tile read transposed (a reduction down its columns) */
     else if (at_var(x->idx[0], TV_J) && at_var(x->idx[1], TV_I))
-      emit_printf(e, "tl.trans(%s)", b->name);
+      emit_printf(e, "tl.trans(%s)", bn);
     else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1 && at_var(x->idx[1], TV_I))
-      emit_printf(e, "tl.reshape(%s, (%lld, 1))", b->name, (long long)b->shape.d[1].n);
+      emit_printf(e, "tl.reshape(%s, (%lld, 1))", bn, (long long)b->shape.d[1].n);
     else if (at_zero(x->idx[1]) && b->shape.d[1].n == 1 && at_var(x->idx[0], TV_J))
-      emit_printf(e, "tl.reshape(%s, (1, %lld))", b->name, (long long)b->shape.d[0].n);
+      emit_printf(e, "tl.reshape(%s, (1, %lld))", bn, (long long)b->shape.d[0].n);
     else ok = false;
   }
   if (!ok) {
-    emit_fail(e, "the tile %s is read away from the statement's own coordinates", b->name);
+    emit_fail(e, "the tile %s is read away from the statement's own coordinates", bn);
     return;
   }
   if (emit_is_real(b->dtype) && b->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
@@ -248,7 +306,8 @@ static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SEx
   if (!mask && v->kind == SX_LOAD && v->buf->dtype == dt) {
     emit_printf(e, "tl.load(");
     tr_pointer(e, v->buf, v->idx, v->nidx);
-    emit_printf(e, ", mask=_mask_%lld_%lld, other=0)", (long long)e->blk[0], (long long)e->blk[1]);
+    emit_printf(e, ", mask=_mask_%lld_%lld, other=0%s)", (long long)e->blk[0], (long long)e->blk[1],
+                e->evict_last ? ", eviction_policy=\"evict_last\"" : "");
     return;
   }
   if ((!mask || !other) && has_tensor(v)) {
@@ -297,6 +356,15 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     tr_block_value(e, s->value, s->mask, s->other, d->dtype, r, c);
     if (d->shape.rank == 1) emit_printf(e, ", (%lld,))", (long long)r);
     emit_printf(e, "\n");
+    if (is_dual(e, d)) { /* the same value again, by loads the compiler does not merge with the first */
+      emit_printf(e, "%s%s_r = ", ind, d->name);
+      if (d->shape.rank == 1) emit_printf(e, "tl.reshape(");
+      e->evict_last = true;
+      tr_block_value(e, s->value, s->mask, s->other, d->dtype, r, c);
+      e->evict_last = false;
+      if (d->shape.rank == 1) emit_printf(e, ", (%lld,))", (long long)r);
+      emit_printf(e, "\n");
+    }
     return;
   }
   case ST_GEMM: {
@@ -319,7 +387,7 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_printf(e, "%s%s = ", ind, s->dst->name);
     for (const char *p = comb; *p; p++) {
       if (p[0] == '@' && (p[1] == 'D' || p[1] == 'A')) {
-        emit_printf(e, "%s", p[1] == 'D' ? acc : s->a->name);
+        emit_printf(e, "%s", p[1] == 'D' ? acc : read_name(e, s->a));
         p++;
       } else {
         fputc(*p, e->out);
@@ -347,7 +415,10 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_expr(e, s->hi);
     emit_printf(e, "):\n");
     if (!s->body.len) emit_printf(e, "%spass\n", inner);
+    int saved = e->ndual;
+    find_duals(e, &s->body);
     tr_list(e, &s->body, inner);
+    e->ndual = saved;
     return;
   }
   case ST_IF: {

@@ -94,8 +94,10 @@ bool eg_safe_const(double v);
 typedef enum { PAT_VAR, PAT_NUM, PAT_OP } PatKind;
 /* Pseudo-ops: T, the transpose (a permute swapping the last two axes, in
    lhs and rhs); IOTA_ALONG (rhs only): the index along axis ax of the
-   child's shape, iota reshaped to size 1 on every other axis. */
-typedef enum { PSEUDO_NONE, PSEUDO_T, PSEUDO_IOTA_ALONG } Pseudo;
+   child's shape, iota reshaped to size 1 on every other axis; COLUMN (rhs
+   only): a row vector (every axis but the last of size 1) reshaped to a
+   column [n, 1], so that it scales the rows of a matrix it multiplies. */
+typedef enum { PSEUDO_NONE, PSEUDO_T, PSEUDO_IOTA_ALONG, PSEUDO_COLUMN } Pseudo;
 /* An attribute spec after '@': none, a variable, a literal axis, or (rhs
    only) the composition of two permutation variables. */
 typedef enum { PA_NONE, PA_VAR, PA_LIT, PA_COMPOSE } PatAttrKind;

@@ -15,6 +15,9 @@
  *          | T                      the transpose: a permute swapping the last two axes
  *          | iota_along @ attr      rhs only, one child ?x: the index along axis attr of
  *                                   ?x's shape (iota reshaped to size 1 on the other axes)
+ *          | column                 rhs only, one child ?g of size 1 on every axis but its
+ *                                   last (n): ?g reshaped to [n, 1], a column that scales
+ *                                   the rows of a matrix
  *   attr  := ?name                  an attribute variable: bound to the node's attribute
  *                                   (axis, permutation, target shape) in the lhs, copied in the rhs;
  *                                   a lhs node with an attribute but no @ matches any
@@ -186,6 +189,10 @@ static Pat *parse_node(Parser *ps) {
       if (!ps->rhs) return perr(ps, "iota_along is for right-hand sides"), p;
       p->pseudo = PSEUDO_IOTA_ALONG;
       p->op = OP_SUM; /* its attribute is an axis, like sum's */
+    } else if (n == 6 && !strncmp(b, "column", 6)) {
+      if (!ps->rhs) return perr(ps, "column is for right-hand sides"), p;
+      p->pseudo = PSEUDO_COLUMN;
+      p->op = OP_RESHAPE; /* its target shape comes from the child */
     } else {
       int op = 0;
       while (op < OP_COUNT && ((int)strlen(op_info[op].name) != n || strncmp(op_info[op].name, b, (size_t)n))) op++;
@@ -196,9 +203,10 @@ static Pat *parse_node(Parser *ps) {
   }
   if (*ps->p == '@') {
     ps->p++;
-    if (p->opvar >= 0 || p->pseudo == PSEUDO_T || !takes_attr(p->op)) return perr(ps, "this op has no attribute"), p;
+    if (p->opvar >= 0 || p->pseudo == PSEUDO_T || p->pseudo == PSEUDO_COLUMN || !takes_attr(p->op))
+      return perr(ps, "this op has no attribute"), p;
     parse_attr(ps, p, p->op);
-  } else if (ps->rhs && p->opvar < 0 && p->pseudo != PSEUDO_T && takes_attr(p->op)) {
+  } else if (ps->rhs && p->opvar < 0 && p->pseudo != PSEUDO_T && p->pseudo != PSEUDO_COLUMN && takes_attr(p->op)) {
     return perr(ps, "'%s' in a right-hand side needs its attribute (@...)", op_info[p->op].name), p;
   } else if (!ps->rhs && p->opvar < 0 && p->pseudo == PSEUDO_NONE && takes_attr(p->op)) {
     /* an attribute the lhs leaves open gets an anonymous variable: it
@@ -468,6 +476,13 @@ bool pat_attrs(const Pat *p, const NodeAttrs *const *a, const Shape *const *kid_
     for (int i = 0; i < r; i++) out->perm[i] = i;
     out->perm[r - 2] = r - 1;
     out->perm[r - 1] = r - 2;
+  }
+  if (p->pseudo == PSEUDO_COLUMN) {
+    const Shape *g = kid_shapes[0];
+    if (g->rank < 1) return false;
+    for (int i = 0; i + 1 < g->rank; i++)
+      if (g->d[i].n != 1) return false;
+    out->shape = (Shape){.rank = 2, .d = {g->d[g->rank - 1], {1, NULL}}};
   }
   return true;
 }

@@ -53,6 +53,9 @@ typedef enum { SUB_NONE, SUB_SAFE, SUB_MEAN, SUB_KEEP, SUB_UNMASK } SubKind;
 typedef struct OpTile { const Node *n; int8_t ax[2]; bool trans; int list; DType dt; TBuf *buf; } OpTile;
 
 typedef struct LP {
+  int *mark;          /* walks over members: mark[id] == epoch once visited (no array per walk) */
+  int epoch;
+  const Node **stack; /* their stack (nn) */
   Arena *a;
   Graph *g;
   Plan *p;
@@ -342,18 +345,17 @@ static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr 
 
 /* the states member n reads (through members that are not states): the latest pass */
 static int last_pass_read(LP *L, const Node *n) {
-  int last = -1;
-  bool *seen = arena_alloc(L->a, sizeof(bool) * (size_t)L->nn);
-  const Node **stack = arena_alloc(L->a, sizeof(Node *) * (size_t)L->nn);
+  int last = -1, ep = ++L->epoch;
+  const Node **stack = L->stack;
   int sp = 0;
   stack[sp++] = n;
-  seen[n->id] = true;
+  L->mark[n->id] = ep;
   while (sp) {
     const Node *m = stack[--sp];
     for (int i = 0; i < m->nin; i++) {
       const Node *x = m->in[i];
-      if (!L->pk->member[x->id] || seen[x->id]) continue;
-      seen[x->id] = true;
+      if (!L->pk->member[x->id] || L->mark[x->id] == ep) continue;
+      L->mark[x->id] = ep;
       const PState *xs = state_info(L, x);
       if (xs) last = xs->pass > last ? xs->pass : last;
       else stack[sp++] = x;
@@ -365,8 +367,8 @@ static int last_pass_read(LP *L, const Node *n) {
 /* does member n read state D (through members that are not states)? */
 static bool reads_state(LP *L, const Node *n, const Node *D) {
   if (!D) return false;
-  bool *seen = arena_alloc(L->a, sizeof(bool) * (size_t)L->nn);
-  const Node **stack = arena_alloc(L->a, sizeof(Node *) * (size_t)L->nn);
+  int ep = ++L->epoch;
+  const Node **stack = L->stack;
   int sp = 0;
   stack[sp++] = n;
   while (sp) {
@@ -374,8 +376,8 @@ static bool reads_state(LP *L, const Node *n, const Node *D) {
     for (int i = 0; i < m->nin; i++) {
       const Node *x = m->in[i];
       if (x == D) return true;
-      if (!L->pk->member[x->id] || seen[x->id] || state_info(L, x)) continue;
-      seen[x->id] = true;
+      if (!L->pk->member[x->id] || L->mark[x->id] == ep || state_info(L, x)) continue;
+      L->mark[x->id] = ep;
       stack[sp++] = x;
     }
   }
@@ -510,6 +512,21 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   }
   if (list != L->cur) L->target = NULL, L->cur = list;
   if (!in_mem) ensure_inputs(L, x, true);
+  /* an input already loaded into a shared tile of the storage type along
+     the operand's axes is the operand itself, no copy of it (also through
+     factors the stream law moves after the loop: x r with r a row
+     statistic is x here) */
+  const Node *src = x;
+  while (L->pk->member[src->id] && L->sub[src->id] == SUB_KEEP) src = src->in[L->sub_keep[src->id]];
+  if (!*trans && L->pk->loaded[src->id]) {
+    ensure(L, src);
+    TBuf *xt = L->tile[src->id];
+    if (xt && xt->scope == SCOPE_SHARED && xt->dtype == L->tp->dtype && L->tax[src->id][0] == tax[0] &&
+        L->tax[src->id][1] == tax[1]) {
+      L->target = saved_target, L->cur = saved_cur;
+      return xt;
+    }
+  }
   /* shared memory, unless the operand is made from register tiles (a
      softmax's probabilities: TileLang feeds those to the gemm from
      registers) */
@@ -691,15 +708,16 @@ static void compute_tile(LP *L, const Node *n) {
   L->want_other = 0.0;
   if (loaded) { /* a tensor in memory, read once into a tile */
     L->tile[n->id] = NULL;
-    /* in a kernel with a product, a matrix tile of an input of the storage
-       type goes to shared memory as it is, where the pipeline can prefetch
+    /* in a kernel with a product, a matrix tile of an input (or a stored
+       temporary) of the storage type goes to shared memory as it is, where the pipeline can prefetch
        it (a register tile is loaded when the trip reaches it): the H200
        ran rmsnorm_matmul_16k's TileLang kernel in 1.866 ms so, 2.125 with
        the register tile (bench/results/2026-12-03-h200-swizzle-sharedx);
        TS_SHARED_X=0 keeps the register tile */
     static int shared_x = -1;
     if (shared_x < 0) shared_x = !getenv("TS_SHARED_X") || atoi(getenv("TS_SHARED_X"));
-    bool sh = shared_x && mat_product(L->pk) && ax[0] >= 0 && ax[1] >= 0 && n->op == OP_INPUT &&
+    const TBuf *gb = L->tp->of_node[n->id]; /* an input, or a temporary another kernel stored */
+    bool sh = shared_x && mat_product(L->pk) && ax[0] >= 0 && ax[1] >= 0 && gb && gb->dtype == L->tp->dtype &&
               n->kind == EK_REAL && L->tp->dtype != DT_F32 && !reduced_directly(L->pk, n);
     TBuf *t = new_tile(L, "X", sh ? SCOPE_SHARED : SCOPE_FRAGMENT, sh ? L->tp->dtype : DT_F32, ax, mat);
     SExpr *idx[TS_MAX_RANK];
@@ -1443,6 +1461,8 @@ TileProgram *tile_lower_plan(Plan *p) {
     L.tlist = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);
     L.tdep = arena_alloc(L.a, sizeof(Node *) * (size_t)L.nn);
     L.tother = arena_alloc(L.a, sizeof(double) * (size_t)L.nn);
+    L.mark = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);
+    L.stack = arena_alloc(L.a, sizeof(Node *) * (size_t)L.nn);
     L.sub = arena_alloc(L.a, sizeof(SubKind) * (size_t)L.nn);
     L.sub_keep = arena_alloc(L.a, sizeof(int8_t) * (size_t)L.nn);
     for (int i = 0; i < L.nn; i++) L.tlist[i] = -1;

@@ -12,7 +12,9 @@
  *             elementwise);
  *   cut n     store an elementwise node n and fuse every stored product
  *             or reduction whose only reader is n into n's kernel (SwiGLU's
- *             gate and up products meet in silu(g)·u's kernel).
+ *             gate and up products meet in silu(g)·u's kernel); or, where n
+ *             is a product's operand, store n alone, so that the product
+ *             loads it instead of computing it (g ⊙ W of RMSNorm → matmul).
  *
  * Stored nodes are tried in reverse topological order (consumers first),
  * so chains collapse from the output up; sweeps repeat until none helps.
@@ -25,6 +27,7 @@
  * deterministic: no hashing of addresses, ties broken by order.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -633,6 +636,44 @@ static bool feeds_product(const Node *x, const int *const *users, const int *nus
   return false;
 }
 
+static bool elementwise(const Node *n) {
+  OpClass c = op_info[n->op].cls;
+  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT || c == OPC_LAYOUT;
+}
+
+/* Does n reach a product's operand through elementwise nodes no kernel
+   stores (so a product kernel computes it on the way into its operand)? */
+static bool operand_chain(const S *s, const Node *n, int *const *users, const int *nusers, int depth) {
+  for (int u = 0; u < nusers[n->id]; u++) {
+    const Node *y = s->g->nodes[users[n->id][u]];
+    if (is_product(y)) return true;
+    if (depth < 1 && s->group_of[y->id] < 0 && y != s->g->output && elementwise(y) &&
+        operand_chain(s, y, users, nusers, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+/* Is x in memory under the current partition: an input, a stored node,
+   or a layout view (or a constant) of those? */
+static bool in_memory(const S *s, const Node *x, int depth) {
+  if (x->op == OP_INPUT || x->op == OP_CONST || s->group_of[x->id] >= 0) return true;
+  if (op_info[x->op].cls != OPC_LAYOUT || depth > 4) return false;
+  for (int i = 0; i < x->nin; i++)
+    if (!in_memory(s, x->in[i], depth + 1)) return false;
+  return true;
+}
+
+/* The store-alone move's candidates: a computation (not a layout view)
+   of tensors in memory that a product computes on the way into its
+   operand */
+static bool store_alone(const S *s, const Node *n, int *const *users, const int *nusers) {
+  if (op_info[n->op].cls == OPC_LAYOUT || !operand_chain(s, n, users, nusers, 0)) return false;
+  for (int i = 0; i < n->nin; i++)
+    if (!in_memory(s, n->in[i], 0)) return false;
+  return true;
+}
+
 static int cut_cone(S *s, const Node *n, int *const *users, const int *nusers, bool no_pp, int *producers, int *level,
                     int *nlevels) {
   const Graph *g = s->g;
@@ -697,9 +738,21 @@ static int readers(S *s, const Node *n, const int *const *users, const int *nuse
 }
 
 /* cheap to recompute in every reader: elementwise and layout ops */
-static bool elementwise(const Node *n) {
-  OpClass c = op_info[n->op].cls;
-  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT || c == OPC_LAYOUT;
+/* The plan as the state now stands, priced as a move's candidate: counted,
+   traced (TS_SEARCH_TRACE) and kept among the runners-up under `what`. */
+static double priced_move(S *s, double cur, const char *fmt, ...) TS_PRINTF(3, 4);
+static double priced_move(S *s, double cur, const char *fmt, ...) {
+  bool ok;
+  double t = plan_cost(s, &ok);
+  s->stats->moves_tried++;
+  char what[120];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "%s: %g -> %g\n", what, cur, t);
+  note_cand(s, t, what);
+  return t;
 }
 
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
@@ -751,14 +804,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         int nr = readers(&s, n, (const int *const *)users, nusers, rd, 8);
         if (nr != 1 && !(nr > 1 && elementwise(n))) continue;
         group_remove(&s, n);
-        double t = plan_cost(&s, &ok);
-        stats->moves_tried++;
-        if (getenv("TS_SEARCH_TRACE")) fprintf(stderr, "fuse %%%d (%s): %g -> %g\n", n->id, op_info[n->op].name, cur, t);
-        {
-          char what[96];
-          snprintf(what, sizeof what, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);
-          note_cand(&s, t, what);
-        }
+        double t = priced_move(&s, cur, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);
         if (t < cur * (1 - 1e-9)) {
           cur = t;
           improved = true;
@@ -767,7 +813,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         } else {
           group_add(&s, gi, n);
         }
-      } else if (elementwise(n) && s.uses[i] == 1) {
+      } else if (elementwise(n) && (s.uses[i] == 1 || store_alone(&s, n, users, nusers))) {
         /* cut: store n, and absorb into its kernel every stored node all of
            whose readers are in the kernel (n's cone and what was absorbed),
            transitively: the cone collapses into one kernel */
@@ -778,7 +824,17 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
            product directly (one kernel cannot compute both): the cheapest */
         int saved[16], best_lev = -1, best_v = 0, ng = -1;
         double best_t = INFINITY;
-        for (int v = 0; v < 2; v++) {
+        /* an operand a product reads, stored alone: the product then loads
+           it as it is (bulk copies, prefetched) instead of computing it on
+           the way in (RMSNorm's gain folded into the weights) */
+        if (store_alone(&s, n, users, nusers)) {
+          ng = group_new(&s, n);
+          double t = priced_move(&s, cur, "after storing %%%d (%s), a product's operand", n->id, op_info[n->op].name);
+          best_t = t, best_lev = -2;
+          group_remove(&s, n);
+          s.groups.data[ng].alive = false;
+        }
+        for (int v = 0; v < 2 && s.uses[i] == 1; v++) {
           if (vn[v] < 2 || (v == 1 && vn[1] == vn[0])) continue; /* one producer: a plain fuse does it */
           np = vn[v];
           memcpy(producers, vp[v], sizeof producers);
@@ -795,16 +851,8 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
               continue;
             }
             ng = group_new(&s, n);
-            double t = plan_cost(&s, &ok);
-            stats->moves_tried++;
-            if (getenv("TS_SEARCH_TRACE"))
-              fprintf(stderr, "cut %%%d (%s) absorbing %d: %g -> %g\n", n->id, op_info[n->op].name, na, cur, t);
-            {
-              char what[96];
-              snprintf(what, sizeof what, "after storing %%%d (%s) with %d product%s and reduction%s fused in", n->id,
-                       op_info[n->op].name, na, na == 1 ? "" : "s", na == 1 ? "" : "s");
-              note_cand(&s, t, what);
-            }
+            double t = priced_move(&s, cur, "after storing %%%d (%s) with %d product%s and reduction%s fused in", n->id,
+                                   op_info[n->op].name, na, na == 1 ? "" : "s", na == 1 ? "" : "s");
             if (t < best_t) best_t = t, best_lev = L, best_v = v;
             group_remove(&s, n);
             s.groups.data[ng].alive = false;
@@ -815,7 +863,13 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         np = vn[best_v];
         memcpy(producers, vp[best_v], sizeof producers);
         memcpy(level, vl[best_v], sizeof level);
-        if (best_lev >= 0 && best_t < cur * (1 - 1e-9)) {
+        if (best_lev == -2 && best_t < cur * (1 - 1e-9)) {
+          group_new(&s, n);
+          cur = best_t;
+          improved = true;
+          stats->moves_taken++;
+          vec_push(s.a, &stats->fused, n);
+        } else if (best_lev >= 0 && best_t < cur * (1 - 1e-9)) {
           for (int q = 0; q < np; q++)
             if (level[q] <= best_lev) group_remove(&s, g->nodes[producers[q]]);
           group_new(&s, n);

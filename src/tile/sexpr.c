@@ -286,10 +286,18 @@ static int64_t trips_at(const Stmt *loop, const int64_t *vars) {
   return hi > lo ? hi - lo : 0;
 }
 
+static void reads_a_var(const SExpr *e, void *ud) {
+  if (e->kind == SX_VAR) *(bool *)ud = true;
+}
+
 int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
   int64_t vars[TV_COUNT] = {0}, best = 0;
+  bool var = false;
+  sexpr_walk(loop->lo, reads_a_var, &var);
+  sexpr_walk(loop->hi, reads_a_var, &var);
+  if (!var) return trips_at(loop, vars); /* constant bounds: one evaluation */
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
-  if (blocks <= 4096) {
+  if (blocks <= 512) {
     for (vars[TV_BZ] = 0; vars[TV_BZ] < k->grid[2]; vars[TV_BZ]++)
       for (vars[TV_BY] = 0; vars[TV_BY] < k->grid[1]; vars[TV_BY]++)
         for (vars[TV_BX] = 0; vars[TV_BX] < k->grid[0]; vars[TV_BX]++) {
@@ -298,8 +306,17 @@ int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
         }
     return best;
   }
-  for (int c = 0; c < 8; c++) {
+  for (int c = 0; c < 8; c++) { /* the corners of the grid */
     for (int d = 0; d < 3; d++) vars[TV_BX + d] = (c >> d) & 1 ? k->grid[d] - 1 : 0;
+    int64_t t = trips_at(loop, vars);
+    best = t > best ? t : best;
+  }
+  int64_t step = (int64_t)(blocks / 512); /* and 512 blocks evenly spaced */
+  for (int64_t b = 0; b < 512; b++) {
+    int64_t id = b * step;
+    vars[TV_BX] = id % k->grid[0];
+    vars[TV_BY] = (id / k->grid[0]) % k->grid[1];
+    vars[TV_BZ] = id / (k->grid[0] * k->grid[1]);
     int64_t t = trips_at(loop, vars);
     best = t > best ? t : best;
   }

@@ -236,6 +236,15 @@ void sexpr_walk(const SExpr *e, ExprVisit fn, void *ud);
 bool stmt_uses_var(const Stmt *s, TVar v);
 /* Does the kernel have a statement of this kind anywhere? */
 bool kernel_has(const Kernel *k, StmtKind kind);
+bool tile_list_has(const StmtList *l, StmtKind kind); /* ... in l, at any depth */
+/* Is s a map that only copies a global tensor of the tile's dtype into a
+   shared tile, unmasked (what a bulk copy or cp.async can do), and not a
+   tile the threads compute? */
+bool tile_map_is_copy(const Stmt *s);
+/* Does list l fill a shared tile from the threads (a map into shared
+   memory that is not a copy by is_copy, tile_map_is_copy if NULL), at any
+   depth? */
+bool tile_thread_fills(const StmtList *l, bool (*is_copy)(const Stmt *s));
 
 /* A node's value at an index as an expression (pointwise.c): elementwise
    ops inlined, layout ops and gathers turned into index arithmetic, loads
@@ -287,9 +296,9 @@ int64_t ix_floordiv(int64_t a, int64_t b);
    by zero. */
 bool sexpr_eval_index(const SExpr *e, const int64_t *vars, int64_t *out);
 /* The largest trip count of a loop over the kernel's blocks (every block
-   when the grid has at most 4096 of them, else the corners of the grid;
-   outer loop variables at 0): for work estimates; exact for constant
-   bounds. */
+   when the grid has at most 512 of them, else the corners and 512 blocks
+   evenly spaced; outer loop variables at 0): for work estimates and
+   pipeline depths; exact for constant bounds. */
 int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop);
 /* Cuts every loop's pipeline depth to its largest trip count (serial for
    one trip); lowering calls it on each kernel it makes. */

@@ -86,9 +86,36 @@ static bool find_kind(const Stmt *s, int depth, void *ud) {
   return !f->hit;
 }
 
-bool kernel_has(const Kernel *k, StmtKind kind) {
+bool tile_list_has(const StmtList *l, StmtKind kind) {
   KindFind f = {kind, false};
-  tile_walk(&k->body, find_kind, &f);
+  tile_walk(l, find_kind, &f);
+  return f.hit;
+}
+
+bool kernel_has(const Kernel *k, StmtKind kind) { return tile_list_has(&k->body, kind); }
+
+bool tile_map_is_copy(const Stmt *s) {
+  const SExpr *v = s->value;
+  return s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && v && v->kind == SX_LOAD &&
+         v->buf->scope == SCOPE_GLOBAL && v->buf->dtype == s->dst->dtype &&
+         (!s->mask || (s->mask->kind == SX_INT && s->mask->i));
+}
+
+typedef struct Fills { bool (*is_copy)(const Stmt *s); bool hit; } Fills;
+
+static bool thread_filled(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Fills *f = ud;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && !f->is_copy(s)) {
+    f->hit = true;
+    return false;
+  }
+  return true;
+}
+
+bool tile_thread_fills(const StmtList *l, bool (*is_copy)(const Stmt *s)) {
+  Fills f = {is_copy ? is_copy : tile_map_is_copy, false};
+  tile_walk(l, thread_filled, &f);
   return f.hit;
 }
 

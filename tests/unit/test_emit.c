@@ -401,3 +401,55 @@ TEST(emit_stat_copies_follow_their_reductions) {
   free(mod);
   arena_free(e.a);
 }
+
+/* RMSNorm → matmul at M > N: the gain moves onto the weight's rows
+   (matmul-colscale-left), a small kernel stores g ⊙ W, and the product's
+   kernel gives its loaded x tile to the product as it is (no copy of it)
+   while the sum of squares reads the same tile.  Triton loads that tile a
+   second time for the sum (Triton 3.6 pipelines one load feeding tl.dot
+   and a reduction wrongly: bench/exp/triton_dual_use.py). */
+TEST(emit_rmsnorm_matmul_folds_the_gain_and_loads_twice_for_triton) {
+  EEnv e;
+  eenv_init(&e);
+  if (setjmp(e.jb)) {
+    CHECK(!"graph building failed");
+    arena_free(e.a);
+    return;
+  }
+  Shape xs = shp(2, 8192, 2048), gs = shp(1, 2048, 0), ws = shp(2, 2048, 1024);
+  Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
+  Node *g = ir_input(e.g, "g", ROLE_PARAM, &gs, NOPOS);
+  Node *w = ir_input(e.g, "w", ROLE_PARAM, &ws, NOPOS);
+  Node *ss = ir_reduce(e.g, OP_SUM, ir_binary(e.g, OP_MUL, x, x, NOPOS), 1, NOPOS);
+  Node *r = ir_unary(e.g, OP_RSQRT, ss, NOPOS);
+  Node *h = ir_binary(e.g, OP_MUL, ir_binary(e.g, OP_MUL, x, r, NOPOS), g, NOPOS);
+  e.g->output = ir_matmul(e.g, h, w, NOPOS);
+  Graph *rw = search_rewrite(e.g, NULL, 0, NULL);
+  REQUIRE(rw != NULL);
+  SearchStats stats;
+  Plan *plan = plan_search(rw, DT_BF16, NULL, &stats);
+  REQUIRE(plan != NULL);
+  TileProgram *tp = tile_lower_plan(plan);
+  REQUIRE(tp && tile_check(tp, stderr));
+  /* one kernel with the product, reading no shared tile the threads fill */
+  int products = 0;
+  for (int k = 0; k < tp->kernels.len; k++) {
+    const Kernel *kk = tp->kernels.data[k];
+    if (!kernel_has(kk, ST_GEMM)) continue;
+    products++;
+    CHECK(kernel_has(kk, ST_REDUCE)); /* the sum of squares streams in the product's loop */
+    CHECK(!tile_thread_fills(&kk->body, NULL));
+  }
+  CHECK(products == 1);
+  bool ok;
+  char err[256] = "";
+  char *mod = emit_str(tp, TARGET_TRITON, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(mod && strstr(mod, "_r = tl.load(") && strstr(mod, "eviction_policy=\"evict_last\""));
+  free(mod);
+  mod = emit_str(tp, TARGET_TILELANG, &ok, err, sizeof err);
+  CHECK(ok);
+  CHECK(mod && !strstr(mod, "A2 = T.alloc") && !strstr(mod, "A3 = T.alloc") && !strstr(mod, "A4 = T.alloc"));
+  free(mod);
+  arena_free(e.a);
+}
