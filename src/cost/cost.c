@@ -99,7 +99,7 @@ static double buf_elems(const TBuf *b) {
   return n;
 }
 
-/* the mean trip count of a loop over the kernel's blocks (sampled: at most 512
+/* the mean trip count of a loop over the kernel's blocks (sampled: at most 128
    blocks, evenly spaced) with outer loop variables at 0 */
 static void reads_var(const SExpr *e, void *ud) {
   if (e->kind == SX_VAR) *(bool *)ud = true;
@@ -114,7 +114,7 @@ static double mean_trips(const Kernel *k, const Stmt *lp) {
     return sexpr_eval_index(lp->lo, none, &lo0) && sexpr_eval_index(lp->hi, none, &hi0) && hi0 > lo0
                ? (double)(hi0 - lo0) : 0;
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
-  int64_t n = blocks > 512 ? 512 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
+  int64_t n = blocks > 128 ? 128 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
   if (step < 1) step = 1;
   double sum = 0;
   int64_t vars[TV_COUNT] = {0};

@@ -755,6 +755,54 @@ static double priced_move(S *s, double cur, const char *fmt, ...) {
   return t;
 }
 
+/* The compound move after fusing product p (already out of group gp) into
+   its reader did not pay: each operand of p that is computed on the way
+   (an elementwise node no kernel stores, below layout views) is stored
+   too, with the stored products it alone reads fused into its kernel (a
+   row scale applied in the projection's epilogue), so that the reader
+   loads p's operands as they are.  FlashAttention inside a stacked
+   transformer layer needs q and k stored in one step: each alone costs a
+   store and gains nothing.  Keeps the state if the plan is cheaper than
+   cur (returning its price), else restores it (returning INFINITY). */
+static double fuse_with_operands(S *s, const Node *p, int gp, double cur, int *const *users, const int *nusers) {
+  const Node *ops[4];
+  int nops = 0;
+  for (int i = 0; i < p->nin && i < 4; i++) {
+    const Node *m = p->in[i];
+    while (s->group_of[m->id] < 0 && op_info[m->op].cls == OPC_LAYOUT && m->nin == 1) m = m->in[0];
+    if (s->group_of[m->id] >= 0 || m->op == OP_INPUT || m->op == OP_CONST || !elementwise(m) ||
+        op_info[m->op].cls == OPC_LAYOUT)
+      continue;
+    bool dup = false;
+    for (int q = 0; q < nops; q++) dup |= ops[q] == m;
+    if (!dup) ops[nops++] = m;
+  }
+  if (!nops) return INFINITY;
+  int newg[4], absorbed[8], oldg[8], nabs = 0;
+  for (int q = 0; q < nops; q++) {
+    newg[q] = group_new(s, ops[q]);
+    for (int i = 0; i < ops[q]->nin && nabs < 8; i++) {
+      const Node *x = ops[q]->in[i];
+      int rd[2];
+      if (s->group_of[x->id] < 0 || !is_product(x) || readers(s, x, (const int *const *)users, nusers, rd, 2) != 1)
+        continue;
+      oldg[nabs] = s->group_of[x->id];
+      absorbed[nabs++] = x->id;
+      group_remove(s, x);
+    }
+  }
+  double t = priced_move(s, cur, "after fusing %%%d (%s) into its reader with its %d operand%s stored", p->id,
+                         op_info[p->op].name, nops, nops == 1 ? "" : "s");
+  if (t < cur * (1 - 1e-9)) return t;
+  for (int i = 0; i < nabs; i++) group_add(s, oldg[i], s->g->nodes[absorbed[i]]);
+  for (int q = 0; q < nops; q++) {
+    group_remove(s, ops[q]);
+    s->groups.data[newg[q]].alive = false;
+  }
+  (void)gp;
+  return INFINITY;
+}
+
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
@@ -806,6 +854,11 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         group_remove(&s, n);
         double t = priced_move(&s, cur, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);
         if (t < cur * (1 - 1e-9)) {
+          cur = t;
+          improved = true;
+          stats->moves_taken++;
+          vec_push(s.a, &stats->fused, n);
+        } else if (is_product(n) && isinf(t) && (t = fuse_with_operands(&s, n, gi, cur, users, nusers)) < cur * (1 - 1e-9)) {
           cur = t;
           improved = true;
           stats->moves_taken++;

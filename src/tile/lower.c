@@ -278,9 +278,28 @@ static void lower_matmul(Lower *L, const Node *n) {
   st->ext[1] = BN;
 }
 
-static DType storage_of(const TileProgram *tp, const Node *n) {
+/* A row statistic: a reduction's result, or an elementwise function of
+   such results (and of constants) of the same shape: rsqrt(mean(x²) + ε),
+   a running max, a logsumexp.  Temporaries of this kind are stored in
+   float32 whatever the storage type (they are few bytes, and rounding a
+   statistic to bf16 perturbs every element it scales). */
+static bool row_statistic(const Node *n, int depth) {
+  OpClass c = op_info[n->op].cls;
+  if (c == OPC_REDUCE) return true;
+  if (depth > 16 || !(c == OPC_UNARY || c == OPC_BINARY || c == OPC_SELECT)) return false;
+  bool any = false;
+  for (int i = 0; i < n->nin; i++) {
+    const Node *x = n->in[i];
+    if (x->op == OP_CONST || x->shape.rank == 0) continue;
+    if (!shape_equal(&x->shape, &n->shape) || !row_statistic(x, depth + 1)) return false;
+    any = true;
+  }
+  return any;
+}
+
+static DType storage_of(const TileProgram *tp, const Node *n, GlobalRole role) {
   switch (n->kind) {
-  case EK_REAL: return tp->dtype;
+  case EK_REAL: return role == GB_TEMP && row_statistic(n, 0) ? DT_F32 : tp->dtype;
   case EK_INT: return DT_I64;
   case EK_BOOL: return DT_BOOL;
   }
@@ -346,7 +365,7 @@ TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRo
   b->id = tp->globals.len;
   b->name = name;
   b->scope = SCOPE_GLOBAL;
-  b->dtype = storage_of(tp, n);
+  b->dtype = storage_of(tp, n, role);
   b->node = n;
   b->role = role;
   b->shape = n->shape;

@@ -297,7 +297,7 @@ int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
   sexpr_walk(loop->hi, reads_a_var, &var);
   if (!var) return trips_at(loop, vars); /* constant bounds: one evaluation */
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
-  if (blocks <= 512) {
+  if (blocks <= 128) {
     for (vars[TV_BZ] = 0; vars[TV_BZ] < k->grid[2]; vars[TV_BZ]++)
       for (vars[TV_BY] = 0; vars[TV_BY] < k->grid[1]; vars[TV_BY]++)
         for (vars[TV_BX] = 0; vars[TV_BX] < k->grid[0]; vars[TV_BX]++) {
@@ -311,8 +311,8 @@ int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
     int64_t t = trips_at(loop, vars);
     best = t > best ? t : best;
   }
-  int64_t step = (int64_t)(blocks / 512); /* and 512 blocks evenly spaced */
-  for (int64_t b = 0; b < 512; b++) {
+  int64_t step = (int64_t)(blocks / 128); /* and 128 blocks evenly spaced */
+  for (int64_t b = 0; b < 128; b++) {
     int64_t id = b * step;
     vars[TV_BX] = id % k->grid[0];
     vars[TV_BY] = (id / k->grid[0]) % k->grid[1];

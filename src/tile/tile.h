@@ -296,7 +296,7 @@ int64_t ix_floordiv(int64_t a, int64_t b);
    by zero. */
 bool sexpr_eval_index(const SExpr *e, const int64_t *vars, int64_t *out);
 /* The largest trip count of a loop over the kernel's blocks (every block
-   when the grid has at most 512 of them, else the corners and 512 blocks
+   when the grid has at most 128 of them, else the corners and 128 blocks
    evenly spaced; outer loop variables at 0): for work estimates and
    pipeline depths; exact for constant bounds. */
 int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop);

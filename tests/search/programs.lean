@@ -43,6 +43,20 @@ def squareMatmul (M : Nat) (a b : Tensor [M, M]) : Tensor [M, M] :=
 def gatedNorm (M D : Nat) (x : Tensor [M, D]) (g : Param [D]) (Wg : Param [D, D]) : Tensor [M, D] :=
   rmsnorm x g * sigmoid (x ⬝ Wg)
 
+/-- One pre-norm attention layer, stacked with `layers` over weights indexed
+by layer (`W[l]`): the attention inside must still fuse. -/
+def attnLayer (B N D H : Nat) (h : Tensor [B, N, D]) (g : Param [D]) (Wq Wk Wv Wo : Param [D, D]) :
+    Tensor [B, N, D] :=
+  let n := rmsnorm h g
+  let q := splitHeads B N H (D / H) (n ⬝ Wq)
+  let k := splitHeads B N H (D / H) (n ⬝ Wk)
+  let v := splitHeads B N H (D / H) (n ⬝ Wv)
+  h + mergeHeads B N H (D / H) (softmax ((q ⬝ kᵀ) / sqrt (D / H)) ⬝ v) ⬝ Wo
+
+def attnStack (B N D H L : Nat) (x : Tensor [B, N, D]) (G : Param [L, D]) (Wq Wk Wv Wo : Param [L, D, D]) :
+    Tensor [B, N, D] :=
+  layers L x (fun l h => attnLayer B N D H h G[l] Wq[l] Wk[l] Wv[l] Wo[l])
+
 def ln_linear_big := lnLinear 8192 4096 4096
 /-- Layer norm before a narrow projection (one column block of outputs). -/
 def ln_linear_narrow := lnLinear 16384 4096 128
@@ -53,3 +67,4 @@ def log_softmax_big := rowLogSoftmax 8192 8192
 def two_products_big := twoProducts 4096 4096 4096
 def square_matmul_big := squareMatmul 8192
 def gated_norm_big := gatedNorm 4096 2048
+def attn_stack_big := attnStack 4 2048 1024 8 3

@@ -264,6 +264,12 @@ static const Case cases[] = {
     /* the block: attention inside fuses (no N×N buffer), far fewer kernels than naive */
     {"examples/transformer_block.lean", "transformer_block_b4_n2048", NO_BUFFER, "N", "N", 0,
      "transformer block: no N×N buffer"},
+    /* ... and in stacked layers (`layers`, W[l]), where q and k are each
+       scaled after their projection and must be stored together for the
+       attention to fuse (a compound move) */
+    {"tests/search/programs.lean", "attn_stack_big", NO_BUFFER, "N", "N", 0,
+     "held-out: stacked attention layers: no N×N buffer in any layer"},
+    {"examples/transformer_lm.lean", "lm_small", NO_BUFFER, "N", "N", 0, "the small LM: no N×N buffer"},
     {"examples/transformer_block.lean", "transformer_block_b4_n2048", ACT_KERNELS_AT_MOST, NULL, NULL, 10,
      "transformer block: at most 10 kernels on activations (besides kernels that prepare Params)"},
 };
