@@ -365,7 +365,7 @@ static const Command commands[] = {
      "schedule, and `opt --target best` its target, on any machine.\n",
      cmd_tune, true, false},
     {"explain", "why opt emits what it emits: kernels, fusions, costs",
-     "tilesmith explain FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--format json]",
+     "tilesmith explain FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--format json | --json]",
      "Compiles the entry as opt does and reports each kernel: the graph nodes\n"
      "it computes and their source lines, its grid and loops, the role of each\n"
      "axis (grid, stream, whole, inner, split across blocks), its loop-carried\n"
@@ -410,6 +410,8 @@ static void print_cmd_help(const Command *c) {
     printf("  --format FMT          text, dot or json\n"
            "  --rewrite             saturate with the rewrite rules, then extract\n"
            "  --stats               with --rewrite: the runner's iterations to stderr\n");
+  if (c->run == cmd_graph || c->run == cmd_explain || c->run == cmd_tiles || c->run == cmd_verify)
+    printf("  --json                the same as --format json\n");
   if (compiles(c))
     printf("  --dtype T             storage type: bf16 (default), f16 or f32\n"
            "  --naive               the naive lowering: no rewriting, no search\n"
@@ -531,6 +533,10 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (cur_cmd->run != cmd_graph && strcmp(v, "text") && strcmp(v, "json"))
         return usage_error("--format must be text or json, not '%s'", v);
       o->format = v;
+    } else if ((cur_cmd->run == cmd_graph || cur_cmd->run == cmd_explain || cur_cmd->run == cmd_tiles ||
+                cur_cmd->run == cmd_verify) &&
+               !strcmp(a, "--json")) {
+      o->format = "json"; /* --format json, as agents spell it */
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_grad) && ((v = opt_value(argc, argv, &i, "--in", &m)) || m)) {
       const char *eq = v ? strchr(v, '=') : NULL;
       if (!eq || eq == v || !eq[1]) return usage_error("--in expects NAME=PATH.npy");
