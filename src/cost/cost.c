@@ -99,59 +99,16 @@ static double buf_elems(const TBuf *b) {
   return n;
 }
 
-/* the mean trip count of a loop over the kernel's blocks (sampled: at most 128
-   blocks, evenly spaced) with outer loop variables at 0 */
-static void reads_var(const SExpr *e, void *ud) {
-  if (e->kind == SX_VAR) *(bool *)ud = true;
-}
-
-static double mean_trips(const Kernel *k, const Stmt *lp) {
-  bool var = false;
-  sexpr_walk(lp->lo, reads_var, &var);
-  sexpr_walk(lp->hi, reads_var, &var);
-  int64_t lo0, hi0, none[TV_COUNT] = {0};
-  if (!var) /* constant bounds: one evaluation */
-    return sexpr_eval_index(lp->lo, none, &lo0) && sexpr_eval_index(lp->hi, none, &hi0) && hi0 > lo0
-               ? (double)(hi0 - lo0) : 0;
-  double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
-  int64_t n = blocks > 128 ? 128 : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
-  if (step < 1) step = 1;
-  double sum = 0;
-  int64_t vars[TV_COUNT] = {0};
-  for (int64_t s = 0; s < n; s++) {
-    int64_t b = s * step;
-    vars[TV_BX] = b % k->grid[0];
-    vars[TV_BY] = (b / k->grid[0]) % k->grid[1];
-    vars[TV_BZ] = b / (k->grid[0] * k->grid[1]);
-    int64_t lo, hi;
-    if (sexpr_eval_index(lp->lo, vars, &lo) && sexpr_eval_index(lp->hi, vars, &hi)) sum += (double)(hi > lo ? hi - lo : 0);
-  }
-  return n ? sum / (double)n : 0;
-}
-
 static void count_list(Acc *a, const StmtList *l);
 
-/* mean_trips once per loop of a kernel (the loads and the stores both ask) */
+/* tile_loop_trips_mean once per loop of a kernel (the loads and the stores both ask) */
 typedef struct Trips { const Stmt *loop[64]; double t[64]; int n; } Trips;
 static double trips_of(Trips *c, const Kernel *k, const Stmt *lp) {
   for (int i = 0; i < c->n; i++)
     if (c->loop[i] == lp) return c->t[i];
-  double t = mean_trips(k, lp);
+  double t = tile_loop_trips_mean(k, lp);
   if (c->n < 64) c->loop[c->n] = lp, c->t[c->n++] = t;
   return t;
-}
-
-/* bytes of the shared tiles a list writes by copies and by the threads */
-typedef struct ShFill { double copy, fill; } ShFill;
-static bool shared_fill(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  ShFill *f = ud;
-  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED) {
-    double b = buf_elems(s->dst) * dtype_bytes(s->dst->dtype);
-    if (tile_map_is_copy(s)) f->copy += b;
-    else f->fill += b;
-  }
-  return true;
 }
 
 static void count_stmt(Acc *a, const Stmt *s) {
@@ -184,9 +141,9 @@ static void count_stmt(Acc *a, const Stmt *s) {
     a->region = 0;
     count_list(a, &s->body);
     if (tile_list_has(&s->body, ST_GEMM)) {
-      ShFill f = {0, 0};
-      tile_walk(&s->body, shared_fill, &f);
-      if (f.fill > 0) a->filled = fmax(a->filled, f.fill / (f.fill + f.copy));
+      double copy, fill;
+      tile_shared_writes(&s->body, NULL, &copy, &fill);
+      if (fill > 0) a->filled = fmax(a->filled, fill / (fill + copy));
     }
     /* a pipelined loop keeps `stages` trips in flight; a serial one about
        as many as the compiler unrolls (independent loads of 4 trips) */

@@ -166,12 +166,13 @@ static const char *read_name(Emit *e, const TBuf *b) {
   return is_dual(e, b) ? arena_printf(e->a, "%s_r", b->name) : b->name;
 }
 
-typedef struct DualScan { Emit *e; const TBuf *cand[16]; int ncand; bool read[16]; } DualScan;
+typedef struct DualScan { const TBuf *cand[16]; int ncand; bool read[16]; } DualScan;
+static void dual_note_read(DualScan *d, const TBuf *b) {
+  for (int i = 0; i < d->ncand; i++)
+    if (d->cand[i] == b) d->read[i] = true;
+}
 static void dual_note_tile(const SExpr *x, void *ud) {
-  DualScan *d = ud;
-  if (x->kind == SX_TILE)
-    for (int i = 0; i < d->ncand; i++)
-      if (d->cand[i] == x->buf) d->read[i] = true;
+  if (x->kind == SX_TILE) dual_note_read(ud, x->buf);
 }
 static void dual_note_exprs(const SExpr *x, void *ud) { sexpr_walk(x, dual_note_tile, ud); }
 static bool dual_cands(const Stmt *s, int depth, void *ud) {
@@ -190,13 +191,13 @@ static bool dual_reads(const Stmt *s, int depth, void *ud) {
   (void)depth;
   DualScan *d = ud;
   stmt_exprs(s, dual_note_exprs, d);
-  if (s->kind == ST_REDUCE) dual_note_tile(&(SExpr){.kind = SX_TILE, .buf = s->a}, d);
+  if (s->kind == ST_REDUCE) dual_note_read(d, s->a);
   return true;
 }
 /* the tiles of loop body l to load twice: loaded by a copy in l, given to
    tl.dot in l and read by another statement of l */
 static void find_duals(Emit *e, const StmtList *l) {
-  DualScan d = {.e = e};
+  DualScan d = {.ncand = 0};
   tile_walk(l, dual_cands, &d);
   tile_walk(l, dual_reads, &d);
   for (int i = 0; i < l->len; i++) {
@@ -351,15 +352,12 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     const TBuf *d = s->dst;
     int64_t r = d->shape.d[0].n, c = d->shape.rank == 2 ? d->shape.d[1].n : 1;
     block(e, ind, s, r, c);
-    emit_printf(e, "%s%s = ", ind, d->name);
-    if (d->shape.rank == 1) emit_printf(e, "tl.reshape(");
-    tr_block_value(e, s->value, s->mask, s->other, d->dtype, r, c);
-    if (d->shape.rank == 1) emit_printf(e, ", (%lld,))", (long long)r);
-    emit_printf(e, "\n");
-    if (is_dual(e, d)) { /* the same value again, by loads the compiler does not merge with the first */
-      emit_printf(e, "%s%s_r = ", ind, d->name);
+    /* a dual is written twice: name, then name_r by loads the compiler
+       does not merge with the first */
+    for (int second = 0; second < 1 + is_dual(e, d); second++) {
+      emit_printf(e, "%s%s%s = ", ind, d->name, second ? "_r" : "");
       if (d->shape.rank == 1) emit_printf(e, "tl.reshape(");
-      e->evict_last = true;
+      e->evict_last = second;
       tr_block_value(e, s->value, s->mask, s->other, d->dtype, r, c);
       e->evict_last = false;
       if (d->shape.rank == 1) emit_printf(e, ", (%lld,))", (long long)r);

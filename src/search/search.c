@@ -755,7 +755,15 @@ static double priced_move(S *s, double cur, const char *fmt, ...) {
   return t;
 }
 
-/* The compound move after fusing product p (already out of group gp) into
+/* A move priced at t, cheaper than *cur, stays taken. */
+static void take_move(S *s, double *cur, double t, const Node *n, bool *improved) {
+  *cur = t;
+  *improved = true;
+  s->stats->moves_taken++;
+  vec_push(s->a, &s->stats->fused, n);
+}
+
+/* The compound move after fusing product p (already out of its group) into
    its reader did not pay: each operand of p that is computed on the way
    (an elementwise node no kernel stores, below layout views) is stored
    too, with the stored products it alone reads fused into its kernel (a
@@ -764,7 +772,7 @@ static double priced_move(S *s, double cur, const char *fmt, ...) {
    transformer layer needs q and k stored in one step: each alone costs a
    store and gains nothing.  Keeps the state if the plan is cheaper than
    cur (returning its price), else restores it (returning INFINITY). */
-static double fuse_with_operands(S *s, const Node *p, int gp, double cur, int *const *users, const int *nusers) {
+static double fuse_with_operands(S *s, const Node *p, double cur, int *const *users, const int *nusers) {
   const Node *ops[4];
   int nops = 0;
   for (int i = 0; i < p->nin && i < 4; i++) {
@@ -799,7 +807,6 @@ static double fuse_with_operands(S *s, const Node *p, int gp, double cur, int *c
     group_remove(s, ops[q]);
     s->groups.data[newg[q]].alive = false;
   }
-  (void)gp;
   return INFINITY;
 }
 
@@ -846,6 +853,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
       const Node *n = g->nodes[i];
       if (n == g->output) continue;
       int gi = s.group_of[i];
+      bool alone = false; /* n is a candidate of the store-alone move */
       if (gi >= 0) {
         /* fuse n into the one kernel that reads it */
         int rd[8];
@@ -853,26 +861,19 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         if (nr != 1 && !(nr > 1 && elementwise(n))) continue;
         group_remove(&s, n);
         double t = priced_move(&s, cur, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);
-        if (t < cur * (1 - 1e-9)) {
-          cur = t;
-          improved = true;
-          stats->moves_taken++;
-          vec_push(s.a, &stats->fused, n);
-        } else if (is_product(n) && isinf(t) && (t = fuse_with_operands(&s, n, gi, cur, users, nusers)) < cur * (1 - 1e-9)) {
-          cur = t;
-          improved = true;
-          stats->moves_taken++;
-          vec_push(s.a, &stats->fused, n);
-        } else {
+        if (t < cur * (1 - 1e-9) ||
+            (is_product(n) && isinf(t) && (t = fuse_with_operands(&s, n, cur, users, nusers)) < cur * (1 - 1e-9)))
+          take_move(&s, &cur, t, n, &improved);
+        else
           group_add(&s, gi, n);
-        }
-      } else if (elementwise(n) && (s.uses[i] == 1 || store_alone(&s, n, users, nusers))) {
+      } else if (elementwise(n) && ((alone = store_alone(&s, n, users, nusers)) || s.uses[i] == 1)) {
         /* cut: store n, and absorb into its kernel every stored node all of
            whose readers are in the kernel (n's cone and what was absorbed),
            transitively: the cone collapses into one kernel */
         int producers[16], level[16], np = 0, nlev = 0;
         int vp[2][16], vl[2][16], vn[2], vlev[2];
-        for (int v = 0; v < 2; v++) vn[v] = cut_cone(&s, n, users, nusers, v == 1, vp[v], vl[v], &vlev[v]);
+        for (int v = 0; v < 2; v++) /* (a node read twice is stored alone or not at all) */
+          vn[v] = s.uses[i] == 1 ? cut_cone(&s, n, users, nusers, v == 1, vp[v], vl[v], &vlev[v]) : 0;
         /* absorb level by level, with and without products that feed a
            product directly (one kernel cannot compute both): the cheapest */
         int saved[16], best_lev = -1, best_v = 0, ng = -1;
@@ -880,14 +881,14 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         /* an operand a product reads, stored alone: the product then loads
            it as it is (bulk copies, prefetched) instead of computing it on
            the way in (RMSNorm's gain folded into the weights) */
-        if (store_alone(&s, n, users, nusers)) {
+        if (alone) {
           ng = group_new(&s, n);
           double t = priced_move(&s, cur, "after storing %%%d (%s), a product's operand", n->id, op_info[n->op].name);
           best_t = t, best_lev = -2;
           group_remove(&s, n);
           s.groups.data[ng].alive = false;
         }
-        for (int v = 0; v < 2 && s.uses[i] == 1; v++) {
+        for (int v = 0; v < 2; v++) {
           if (vn[v] < 2 || (v == 1 && vn[1] == vn[0])) continue; /* one producer: a plain fuse does it */
           np = vn[v];
           memcpy(producers, vp[v], sizeof producers);
@@ -916,20 +917,11 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         np = vn[best_v];
         memcpy(producers, vp[best_v], sizeof producers);
         memcpy(level, vl[best_v], sizeof level);
-        if (best_lev == -2 && best_t < cur * (1 - 1e-9)) {
-          group_new(&s, n);
-          cur = best_t;
-          improved = true;
-          stats->moves_taken++;
-          vec_push(s.a, &stats->fused, n);
-        } else if (best_lev >= 0 && best_t < cur * (1 - 1e-9)) {
+        if (best_lev != -1 && best_t < cur * (1 - 1e-9)) { /* -2: stored alone, absorbing nothing */
           for (int q = 0; q < np; q++)
             if (level[q] <= best_lev) group_remove(&s, g->nodes[producers[q]]);
           group_new(&s, n);
-          cur = best_t;
-          improved = true;
-          stats->moves_taken++;
-          vec_push(s.a, &stats->fused, n);
+          take_move(&s, &cur, best_t, n, &improved);
         }
       }
     }

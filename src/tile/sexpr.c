@@ -290,37 +290,55 @@ static void reads_a_var(const SExpr *e, void *ud) {
   if (e->kind == SX_VAR) *(bool *)ud = true;
 }
 
-int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
-  int64_t vars[TV_COUNT] = {0}, best = 0;
+/* The trip counts of a loop over the kernel's blocks, outer loop variables
+   at 0: at every block when the grid has at most 128 of them, else at 128
+   evenly spaced (and, with corners, at the grid's 8 corners too); their
+   sum, largest and number in *sum, *max, *count.  Constant bounds: one
+   evaluation. */
+#define TRIP_SAMPLES 128
+static void trips_over_blocks(const Kernel *k, const Stmt *loop, bool corners, double *sum, int64_t *max,
+                              int64_t *count) {
+  int64_t vars[TV_COUNT] = {0};
+  *sum = 0, *max = 0, *count = 0;
   bool var = false;
   sexpr_walk(loop->lo, reads_a_var, &var);
   sexpr_walk(loop->hi, reads_a_var, &var);
-  if (!var) return trips_at(loop, vars); /* constant bounds: one evaluation */
+  if (!var) {
+    *max = trips_at(loop, vars);
+    *sum = (double)*max, *count = 1;
+    return;
+  }
   double blocks = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
-  if (blocks <= 128) {
-    for (vars[TV_BZ] = 0; vars[TV_BZ] < k->grid[2]; vars[TV_BZ]++)
-      for (vars[TV_BY] = 0; vars[TV_BY] < k->grid[1]; vars[TV_BY]++)
-        for (vars[TV_BX] = 0; vars[TV_BX] < k->grid[0]; vars[TV_BX]++) {
-          int64_t t = trips_at(loop, vars);
-          best = t > best ? t : best;
-        }
-    return best;
-  }
-  for (int c = 0; c < 8; c++) { /* the corners of the grid */
-    for (int d = 0; d < 3; d++) vars[TV_BX + d] = (c >> d) & 1 ? k->grid[d] - 1 : 0;
+  int64_t n = blocks > TRIP_SAMPLES ? TRIP_SAMPLES : (int64_t)blocks, step = (int64_t)(blocks / (double)n);
+  if (step < 1) step = 1;
+  for (int64_t s = 0; s < n + (corners && blocks > TRIP_SAMPLES ? 8 : 0); s++) {
+    if (s < n) {
+      int64_t b = s * step;
+      vars[TV_BX] = b % k->grid[0];
+      vars[TV_BY] = (b / k->grid[0]) % k->grid[1];
+      vars[TV_BZ] = b / (k->grid[0] * k->grid[1]);
+    } else {
+      for (int d = 0; d < 3; d++) vars[TV_BX + d] = ((s - n) >> d) & 1 ? k->grid[d] - 1 : 0;
+    }
     int64_t t = trips_at(loop, vars);
-    best = t > best ? t : best;
+    *sum += (double)t;
+    *max = t > *max ? t : *max;
+    ++*count;
   }
-  int64_t step = (int64_t)(blocks / 128); /* and 128 blocks evenly spaced */
-  for (int64_t b = 0; b < 128; b++) {
-    int64_t id = b * step;
-    vars[TV_BX] = id % k->grid[0];
-    vars[TV_BY] = (id / k->grid[0]) % k->grid[1];
-    vars[TV_BZ] = id / (k->grid[0] * k->grid[1]);
-    int64_t t = trips_at(loop, vars);
-    best = t > best ? t : best;
-  }
-  return best;
+}
+
+int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop) {
+  double sum;
+  int64_t max, count;
+  trips_over_blocks(k, loop, true, &sum, &max, &count);
+  return max;
+}
+
+double tile_loop_trips_mean(const Kernel *k, const Stmt *loop) {
+  double sum;
+  int64_t max, count;
+  trips_over_blocks(k, loop, false, &sum, &max, &count);
+  return count ? sum / (double)count : 0;
 }
 
 /* A pipeline deeper than its loop's trips has nothing to overlap but

@@ -245,6 +245,9 @@ bool tile_map_is_copy(const Stmt *s);
    memory that is not a copy by is_copy, tile_map_is_copy if NULL), at any
    depth? */
 bool tile_thread_fills(const StmtList *l, bool (*is_copy)(const Stmt *s));
+/* The bytes of the shared tiles list l writes (at any depth) by copies and
+   by the threads, as is_copy tells them apart (tile_map_is_copy if NULL). */
+void tile_shared_writes(const StmtList *l, bool (*is_copy)(const Stmt *s), double *copy_bytes, double *fill_bytes);
 
 /* A node's value at an index as an expression (pointwise.c): elementwise
    ops inlined, layout ops and gathers turned into index arithmetic, loads
@@ -300,6 +303,8 @@ bool sexpr_eval_index(const SExpr *e, const int64_t *vars, int64_t *out);
    evenly spaced; outer loop variables at 0): for work estimates and
    pipeline depths; exact for constant bounds. */
 int64_t tile_loop_trips_max(const Kernel *k, const Stmt *loop);
+/* ... and the mean trip count over the same blocks (but the corners). */
+double tile_loop_trips_mean(const Kernel *k, const Stmt *loop);
 /* Cuts every loop's pipeline depth to its largest trip count (serial for
    one trip); lowering calls it on each kernel it makes. */
 void tile_fit_stages(Kernel *k);

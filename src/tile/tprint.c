@@ -101,22 +101,29 @@ bool tile_map_is_copy(const Stmt *s) {
          (!s->mask || (s->mask->kind == SX_INT && s->mask->i));
 }
 
-typedef struct Fills { bool (*is_copy)(const Stmt *s); bool hit; } Fills;
+typedef struct Fills { bool (*is_copy)(const Stmt *s); double copy, fill; } Fills;
 
-static bool thread_filled(const Stmt *s, int depth, void *ud) {
+static bool shared_write(const Stmt *s, int depth, void *ud) {
   (void)depth;
   Fills *f = ud;
-  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && !f->is_copy(s)) {
-    f->hit = true;
-    return false;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED) {
+    double b = (double)shape_numel(&s->dst->shape) * dtype_bytes(s->dst->dtype);
+    if (f->is_copy(s)) f->copy += b;
+    else f->fill += b;
   }
   return true;
 }
 
+void tile_shared_writes(const StmtList *l, bool (*is_copy)(const Stmt *s), double *copy_bytes, double *fill_bytes) {
+  Fills f = {is_copy ? is_copy : tile_map_is_copy, 0, 0};
+  tile_walk(l, shared_write, &f);
+  *copy_bytes = f.copy, *fill_bytes = f.fill;
+}
+
 bool tile_thread_fills(const StmtList *l, bool (*is_copy)(const Stmt *s)) {
-  Fills f = {is_copy ? is_copy : tile_map_is_copy, false};
-  tile_walk(l, thread_filled, &f);
-  return f.hit;
+  double copy, fill;
+  tile_shared_writes(l, is_copy, &copy, &fill);
+  return fill > 0;
 }
 
 const char *ix_spelling(IdxOp op) {

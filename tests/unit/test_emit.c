@@ -114,13 +114,7 @@ static void check_common(const TileProgram *tp, const char *m, const char *first
 }
 
 TEST(emit_tilelang_softmax_matmul) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   softmax_matmul(&e, "x");
   TileProgram *tp = tile_lower(e.g, DT_BF16);
   REQUIRE(tile_check(tp, stderr));
@@ -148,13 +142,7 @@ TEST(emit_tilelang_softmax_matmul) {
 }
 
 TEST(emit_triton_softmax_matmul) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   softmax_matmul(&e, "x");
   TileProgram *tp = tile_lower(e.g, DT_BF16);
   REQUIRE(tile_check(tp, stderr));
@@ -186,13 +174,7 @@ TEST(emit_triton_softmax_matmul) {
 }
 
 TEST(emit_renames_clashing_globals) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   softmax_matmul(&e, "acc"); /* `acc` is also a tile buffer of the reduce kernels */
   TileProgram *tp = tile_lower(e.g, DT_BF16);
   REQUIRE(tile_check(tp, stderr));
@@ -215,13 +197,7 @@ TEST(emit_renames_clashing_globals) {
    named as written in the argument table (hence in run()'s errors), and the
    helpers' prefix moved off a parameter that starts with it. */
 TEST(emit_spells_lean_names_for_python) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   static const char *lean[] = {"x'", "pass", "W\u2081", "torch", "k", "\u03b1", "_ts_x", "x_prime"};
   static const char *python[] = {"x_prime_2", "pass_", "W1", "torch", "k", "alpha", "_ts_x", "x_prime"};
   enum { NIN = sizeof lean / sizeof lean[0] };
@@ -263,13 +239,7 @@ TEST(emit_spells_lean_names_for_python) {
 }
 
 TEST(emit_triton_refuses_non_power_of_two_blocks) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   Shape xs = shp(2, 4, 8);
   Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
   e.g->output = ir_unary(e.g, OP_EXP, x, NOPOS);
@@ -302,13 +272,7 @@ TEST(emit_target_names) {
    schedule says; by default with 256 threads or more and no nested loop
    (the H200's measurements); Triton launches with the loops' pipeline depth */
 TEST(emit_bulk_copies_follow_the_schedule) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   /* tiles that divide the operands: loads without masks, copies */
   Shape xs = shp(2, 128, 256), ws = shp(2, 256, 128);
   Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
@@ -359,13 +323,7 @@ static bool loops_fit(const Kernel *k, const StmtList *l) {
 }
 
 TEST(emit_stat_copies_follow_their_reductions) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   Shape xs = shp(2, 64, 1024), ws = shp(2, 1024, 16); /* a K loop */
   Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
   Node *w = ir_input(e.g, "w", ROLE_PARAM, &ws, NOPOS);
@@ -409,13 +367,7 @@ TEST(emit_stat_copies_follow_their_reductions) {
    second time for the sum (Triton 3.6 pipelines one load feeding tl.dot
    and a reduction wrongly: bench/exp/triton_dual_use.py). */
 TEST(emit_rmsnorm_matmul_folds_the_gain_and_loads_twice_for_triton) {
-  EEnv e;
-  eenv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
   Shape xs = shp(2, 8192, 2048), gs = shp(1, 2048, 0), ws = shp(2, 2048, 1024);
   Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
   Node *g = ir_input(e.g, "g", ROLE_PARAM, &gs, NOPOS);

@@ -230,13 +230,7 @@ TEST(grad_needs_a_loss) {
    a Param whose row count is a multiple of the sample count (an even stride
    falls on a few columns only) is still found */
 TEST(grad_check_samples_every_column) {
-  GEnv e;
-  genv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(GEnv, genv_init, e)
   Node *p = param(&e, "p", sh(2, 48, 16, 0));
   set_loss(&e, ir_unary(e.g, OP_TANH, p, P0));
   Grads gr = grad_build(e.g);
@@ -259,13 +253,7 @@ TEST(grad_check_samples_every_column) {
 /* x^e at x = 0: PyTorch's 0 for the exponent's gradient (where e >= 0), not
    0 * log 0 = NaN */
 TEST(grad_pow_at_a_zero_base) {
-  GEnv e;
-  genv_init(&e);
-  if (setjmp(e.jb)) {
-    CHECK(!"graph building failed");
-    arena_free(e.a);
-    return;
-  }
+  UNIT_GRAPH_ENV(GEnv, genv_init, e)
   Node *x = tensor(&e, "x", sh(2, 4, 3, 0)), *p = param(&e, "p", sh(1, 3, 0, 0));
   Node *ex = ir_binary(e.g, OP_ADD, ir_binary(e.g, OP_MUL, p, p, P0), ir_const(e.g, 0.5, P0), P0);
   set_loss(&e, ir_binary(e.g, OP_POW, ir_unary(e.g, OP_RELU, x, P0), ex, P0));

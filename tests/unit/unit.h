@@ -29,6 +29,17 @@ void unit_fail(const char *file, int line, const char *expr);
       return;                                                                  \
     }                                                                          \
   } while (0)
+/* Opens a test that builds graphs in env e of type T (fields jb and a, set
+   up by init): a build error that unwinds to e.jb fails the test and frees
+   the arena. */
+#define UNIT_GRAPH_ENV(T, init, e)                                             \
+  T e;                                                                         \
+  init(&e);                                                                    \
+  if (setjmp(e.jb)) {                                                          \
+    CHECK(!"graph building failed");                                           \
+    arena_free(e.a);                                                           \
+    return;                                                                    \
+  }
 #define CHECK_NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol))
 #define CHECK_STR(a, b) CHECK(strcmp((a), (b)) == 0)
 #endif
