@@ -73,18 +73,18 @@ static const char *tr_template(Op op, ElemKind ek) {
 
 /* Constants: Python numbers (INF is a module-level constexpr, NaN INF - INF);
    as_value: a 0-d tensor, for the math functions that take tensors only. */
-static void tr_constant(Emit *e, const SExpr *x, bool as_value) {
+static const char *tr_real(Emit *e, double v) {
   char buf[48];
-  const char *s;
-  if (x->kind == SX_INT) s = arena_printf(e->a, "%lld", (long long)x->i);
-  else if (x->f != x->f) s = "(INF - INF)"; /* no NaN global: Triton compares globals by value, and NaN != NaN */
-  else if (x->f > 1e308) s = "INF";
-  else if (x->f < -1e308) s = "-INF";
-  else {
-    fmt_double(buf, sizeof buf, x->f);
-    if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
-    s = buf;
-  }
+  if (v != v) return "(INF - INF)"; /* no NaN global: Triton compares globals by value, and NaN != NaN */
+  if (v > 1e308) return "INF";
+  if (v < -1e308) return "-INF";
+  fmt_double(buf, sizeof buf, v);
+  if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+  return arena_strdup(e->a, buf);
+}
+
+static void tr_constant(Emit *e, const SExpr *x, bool as_value) {
+  const char *s = x->kind == SX_INT ? arena_printf(e->a, "%lld", (long long)x->i) : tr_real(e, x->f);
   if (as_value) emit_printf(e, "tl.full([], %s, %s)", s, x->kind == SX_INT ? "tl.int32" : "tl.float32");
   else emit_printf(e, "%s", s);
 }
@@ -381,7 +381,7 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
       return;
     }
     /* @D: the accumulator (the identity when clearing), @A: the tile */
-    const char *acc = !s->clear ? s->dst->name : s->reduce_op == OP_SUM ? "0.0" : s->reduce_op == OP_AMAX ? "-INF" : "INF";
+    const char *acc = !s->clear ? s->dst->name : tr_real(e, op_monoid(s->reduce_op)->identity);
     emit_printf(e, "%s%s = ", ind, s->dst->name);
     for (const char *p = comb; *p; p++) {
       if (p[0] == '@' && (p[1] == 'D' || p[1] == 'A')) {

@@ -242,15 +242,14 @@ static Tensor *eval_select(Run *r, Node *n) {
 
 /* ---- reductions ---- */
 
-typedef double (*Step)(double acc, double v);
-static double st_sum(double acc, double v) { return acc + v; }
-/* np.max / np.min: once a NaN is seen the result stays NaN. */
-static double st_max(double acc, double v) { return isnan(v) || v > acc ? v : acc; }
-static double st_min(double acc, double v) { return isnan(v) || v < acc ? v : acc; }
-
-/* Reduce along n->axis, keeping it with size 1: the first element along the
-   axis starts the accumulator, the rest are folded in sequentially. */
-static Tensor *eval_reduce(Run *r, Node *n, Step step, bool empty_ok) {
+/* Reduce along n->axis with its monoid, keeping the axis with size 1: the
+   first element along the axis starts the accumulator, the rest are folded
+   in sequentially (np.max / np.min: once a NaN is seen the result stays
+   NaN).  An empty axis gives the identity where it is finite (a sum's 0);
+   a max of nothing is an error. */
+static Tensor *eval_reduce(Run *r, Node *n) {
+  const Monoid *m = op_monoid(n->op);
+  bool empty_ok = isfinite(m->identity);
   const Tensor *a = arg(r, n, 0);
   int ax = n->axis;
   int64_t len = a->shape.d[ax].n;
@@ -266,7 +265,7 @@ static Tensor *eval_reduce(Run *r, Node *n, Step step, bool empty_ok) {
     memcpy(acc, src, (size_t)inner * sizeof(double));
     for (int64_t k = 1; k < len; k++)
       for (int64_t i = 0; i < inner; i++)
-        acc[i] = step(acc[i], src[k * inner + i]);
+        acc[i] = monoid_fold(m, acc[i], src[k * inner + i], true);
   }
   return t;
 }
@@ -420,9 +419,9 @@ static Tensor *eval_node(Run *r, Node *n) {
   case OP_EQ: return eval_binary(r, n, f_eq);
   case OP_NE: return eval_binary(r, n, f_ne);
   case OP_SELECT: return eval_select(r, n);
-  case OP_SUM: return eval_reduce(r, n, st_sum, true);
-  case OP_AMAX: return eval_reduce(r, n, st_max, false);
-  case OP_AMIN: return eval_reduce(r, n, st_min, false);
+  case OP_SUM:
+  case OP_AMAX:
+  case OP_AMIN: return eval_reduce(r, n);
   case OP_MATMUL: return eval_matmul(r, n);
   case OP_PERMUTE: return eval_permute(r, n);
   case OP_RESHAPE: return eval_reshape(r, n);

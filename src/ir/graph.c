@@ -25,6 +25,28 @@ const OpInfo op_info[OP_COUNT] = {
 #undef X
 };
 
+static const Monoid monoids[OP_COUNT] = {
+#define X(r, comb, id) [OP_##r] = {OP_##comb, id},
+#include "monoids.def"
+#undef X
+};
+static const bool has_monoid[OP_COUNT] = {
+#define X(r, comb, id) [OP_##r] = true,
+#include "monoids.def"
+#undef X
+};
+
+const Monoid *op_monoid(Op op) {
+  if (op == OP_MATMUL) op = OP_SUM;
+  return (unsigned)op < OP_COUNT && has_monoid[op] ? &monoids[op] : NULL;
+}
+
+double monoid_fold(const Monoid *m, double acc, double v, bool nan_wins) {
+  if (m->combine == OP_MAX) return (nan_wins && isnan(v)) || v > acc ? v : acc;
+  if (m->combine == OP_MIN) return (nan_wins && isnan(v)) || v < acc ? v : acc;
+  return m->combine == OP_ADD ? acc + v : NAN;
+}
+
 Graph *graph_new(Ctx *c) {
   Graph *g = arena_alloc(c->arena, sizeof *g);
   g->ctx = c;

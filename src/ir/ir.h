@@ -39,6 +39,16 @@ typedef enum {
 typedef struct OpInfo { const char *name; int arity; OpClass cls; OpAttrs attrs; } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
 
+/* A reduction's monoid (monoids.def): how partial results combine and what
+   an empty part is. */
+typedef struct Monoid { Op combine; double identity; } Monoid;
+/* The monoid op folds with: a reduction's own, SUM's for a matrix product's
+   contraction; NULL for any other op. */
+const Monoid *op_monoid(Op op);
+/* acc combined with v; nan_wins: a NaN operand makes the result NaN (NumPy's
+   max and min), else a max or min ignores it (what a GPU's fmax does). */
+double monoid_fold(const Monoid *m, double acc, double v, bool nan_wins);
+
 typedef enum { EK_REAL, EK_INT, EK_BOOL } ElemKind;
 typedef enum { ROLE_TENSOR, ROLE_PARAM, ROLE_INDEX } InputRole;
 

@@ -253,7 +253,7 @@ static SExpr *hook(Pw *p, const Node *n, SExpr **idx, bool top) {
   switch (L->sub[n->id]) {
   case SUB_NONE: break;
   case SUB_SAFE: { /* the running max, −∞ read as 0 */
-    SExpr *eq = OPX(L, OP_EQ, EK_BOOL, tile_read(L, n), sx_real(L->a, n->op == OP_AMAX ? -INFINITY : INFINITY));
+    SExpr *eq = OPX(L, OP_EQ, EK_BOOL, tile_read(L, n), sx_real(L->a, op_monoid(n->op)->identity));
     SExpr *args[3] = {eq, sx_real(L->a, 0), tile_read(L, n)};
     return sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
   }
@@ -286,10 +286,6 @@ static SExpr *value_of(LP *L, const Node *n, SExpr **idx, bool top) {
     lp_fail(L, why);
   }
   return e;
-}
-
-static double identity_of(Op op) {
-  return op == OP_SUM ? 0.0 : op == OP_AMAX ? -INFINITY : op == OP_AMIN ? INFINITY : 0.0;
 }
 
 /* ---- tiles ---- */
@@ -633,7 +629,7 @@ static TBuf *reduce_source(LP *L, const Node *r) {
     /* a member whose own tile has this layout is computed once and shared */
     /* (its overhang must hold this reduction's identity: a tile padded
        otherwise is not shared) */
-    bool same_pad = !L->tile[x->id] || L->tother[x->id] == identity_of(r->op) ||
+    bool same_pad = !L->tile[x->id] || L->tother[x->id] == op_monoid(r->op)->identity ||
                     !overhangs(L, L->tax[x->id]); /* (no overhang, no padding) */
     /* a row along the reduced axis alone: held as a [1, n] matrix */
     bool row = keep[0] < 0 && nat[0] == red && nat[1] < 0;
@@ -648,7 +644,7 @@ static TBuf *reduce_source(LP *L, const Node *r) {
       if (!L->tile[x->id]) {
         double saved = L->want_other;
         int saved_row = L->want_row;
-        L->want_other = identity_of(r->op);
+        L->want_other = op_monoid(r->op)->identity;
         L->want_row = row ? red : -1;
         ensure(L, x);
         L->want_other = saved;
@@ -671,8 +667,8 @@ static TBuf *reduce_source(LP *L, const Node *r) {
       idx[d] = a < 0 ? I(L, 0) : gidx(L, a);
     }
   }
-  if (member) emit_map(L, t, ax, x, idx, NULL, identity_of(r->op));
-  else emit_map(L, t, ax, NULL, NULL, value_of(L, x, idx, false), identity_of(r->op));
+  if (member) emit_map(L, t, ax, x, idx, NULL, op_monoid(r->op)->identity);
+  else emit_map(L, t, ax, NULL, NULL, value_of(L, x, idx, false), op_monoid(r->op)->identity);
   return t;
 }
 
@@ -815,11 +811,12 @@ static SExpr *extreme(LP *L, const Aff *d, int64_t ti, int64_t tj, bool want_max
    everywhere in the tile" (data in memory and running states are finite). */
 typedef enum { AV_UNKNOWN, AV_FINITE, AV_ZERO, AV_NEGINF, AV_POSINF } AVal;
 
+static AVal aval_of(double v) {
+  return v == 0 ? AV_ZERO : v == -INFINITY ? AV_NEGINF : v == INFINITY ? AV_POSINF : isfinite(v) ? AV_FINITE : AV_UNKNOWN;
+}
+
 static AVal aval(LP *L, const Node *n, const Node *cfalse, const PState *st) {
-  if (n->op == OP_CONST) {
-    double v = n->value;
-    return v == 0 ? AV_ZERO : v == -INFINITY ? AV_NEGINF : v == INFINITY ? AV_POSINF : isfinite(v) ? AV_FINITE : AV_UNKNOWN;
-  }
+  if (n->op == OP_CONST) return aval_of(n->value);
   if (!L->pk->member[n->id] || state_info(L, n)) return AV_FINITE;
   for (int i = 0; st && i < st->ndrop; i++)
     if (st->drop[i].n == n) return aval(L, n->in[st->drop[i].keep], cfalse, st);
@@ -865,7 +862,7 @@ static bool neutral_when_false(LP *L, const Node *c, int pass) {
     any = true;
     const Node *r = st->node;
     AVal v = aval(L, r->in[0], c, st);
-    if (r->op == OP_AMAX ? v != AV_NEGINF : r->op == OP_AMIN ? v != AV_POSINF : v != AV_ZERO) return false;
+    if (v != aval_of(op_monoid(r->op)->identity)) return false; /* not its identity */
   }
   return any;
 }
@@ -1182,7 +1179,7 @@ static bool lower_combine(LP *L, int64_t splits) {
     L->tile[r->id] = t;
     Stmt *f = emit(L, ST_FILL);
     f->dst = t;
-    f->value = sx_real(L->a, identity_of(r->op));
+    f->value = sx_real(L->a, op_monoid(r->op)->identity);
     /* part[k, idx...] */
     set_dom(L, ax);
     SExpr *gi[TS_MAX_RANK + 1];
@@ -1191,8 +1188,7 @@ static bool lower_combine(LP *L, int64_t splits) {
     SExpr *part = sx_load(L->a, L->part[i], gi, r->shape.rank + 1);
     SExpr *v;
     if (!st->dep) {
-      Op comb = r->op == OP_AMAX ? OP_MAX : r->op == OP_AMIN ? OP_MIN : OP_ADD;
-      v = OPX(L, comb, EK_REAL, tile_read(L, r), part);
+      v = OPX(L, op_monoid(r->op)->combine, EK_REAL, tile_read(L, r), part);
     } else {
       int di = state_index(L, st->dep);
       int8_t dax[2] = {L->tax[st->dep->id][0], L->tax[st->dep->id][1]};
@@ -1215,7 +1211,7 @@ static bool lower_combine(LP *L, int64_t splits) {
     m->value = v;
     set_dom(L, ax);
     SExpr *mask = dom_mask(L, ax);
-    if (mask) m->mask = mask, m->other = sx_real(L->a, identity_of(r->op));
+    if (mask) m->mask = mask, m->other = sx_real(L->a, op_monoid(r->op)->identity);
     vec_push(L->a, &loops[st->dep ? 1 : 0]->body, m);
   }
   vec_push(L->a, &L->lists[L_PRE], loops[0]);
@@ -1358,7 +1354,7 @@ static bool lower_fused(LP *L) {
     memcpy(L->tax[r->id], ax, 2);
     Stmt *f = emit(L, ST_FILL);
     f->dst = t;
-    f->value = sx_real(L->a, identity_of(r->op));
+    f->value = sx_real(L->a, op_monoid(r->op)->identity);
     for (int j = 0; j < pk->nstates; j++)
       if (pk->states[j].dep == r && !L->prev[i]) L->prev[i] = new_tile(L, "prev", SCOPE_FRAGMENT, DT_F32, ax, false);
   }

@@ -167,10 +167,6 @@ static void lower_map(Lower *L, const Node *n) {
   st->ext[1] = BC;
 }
 
-static double identity_of(Op op) {
-  return op == OP_SUM ? 0.0 : op == OP_AMAX ? -__builtin_inf() : __builtin_inf();
-}
-
 /* reduce kernel: one row per output element, the axis in column tiles */
 static void lower_reduce(Lower *L, const Node *n) {
   const Node *x = n->in[0];
@@ -185,7 +181,7 @@ static void lower_reduce(Lower *L, const Node *n) {
   tile->node = x;
   Stmt *f = stmt(L, &k->body, ST_FILL);
   f->dst = acc;
-  f->value = sx_real(L->a, identity_of(n->op));
+  f->value = sx_real(L->a, op_monoid(n->op)->identity);
   SExpr *row = ADD(L, MUL(L, V(L, TV_BX), I(L, BR)), V(L, TV_I));
   SExpr *kk = ADD(L, MUL(L, V(L, TV_K), I(L, BK)), V(L, TV_J));
   SExpr *oidx[TS_MAX_RANK], *xidx[TS_MAX_RANK];
@@ -199,7 +195,7 @@ static void lower_reduce(Lower *L, const Node *n) {
     m->dst = tile;
     m->value = pointwise(L, x, xidx, false);
     m->mask = AND(L, LT(L, row, I(L, R)), LT(L, kk, I(L, K)));
-    m->other = sx_real(L->a, identity_of(n->op));
+    m->other = sx_real(L->a, op_monoid(n->op)->identity);
     Stmt *red = stmt(L, &lp->body, ST_REDUCE);
     red->dst = acc;
     red->a = tile;

@@ -389,24 +389,15 @@ static void exec_stmt(TRun *r, const Stmt *s) {
     double *d = tile_of(r, s->dst, &rows, &cols);
     const double *a = tile_of(r, s->a, &ar, &ac);
     if (ar != rows || cols != 1) fail(r, "reduce of tiles whose shapes do not agree");
+    const Monoid *m = op_monoid(s->reduce_op);
+    if (!m || s->reduce_op == OP_MATMUL)
+      fail(r, "reduce with '%s', which is not a reduction", (unsigned)s->reduce_op < OP_COUNT ? op_info[s->reduce_op].name : "?");
     for (int64_t i = 0; i < rows; i++) {
       const double *row = a + i * ac;
-      double acc;
-      /* (an if chain: the reduce ops are three of the many ops) */
-      if (s->reduce_op == OP_SUM) {
-        acc = 0;
-        for (int64_t j = 0; j < ac; j++) acc += row[j];
-        if (!s->clear) acc += d[i];
-      } else if (s->reduce_op == OP_AMAX) {
-        acc = s->clear ? -INFINITY : d[i];
-        for (int64_t j = 0; j < ac; j++) acc = (isnan(row[j]) && !s->nan_ok) || row[j] > acc ? row[j] : acc;
-      } else if (s->reduce_op == OP_AMIN) {
-        acc = s->clear ? INFINITY : d[i];
-        for (int64_t j = 0; j < ac; j++) acc = (isnan(row[j]) && !s->nan_ok) || row[j] < acc ? row[j] : acc;
-      } else {
-        fail(r, "reduce with '%s', not sum, amax or amin",
-             (unsigned)s->reduce_op < OP_COUNT ? op_info[s->reduce_op].name : "?");
-      }
+      /* the tile's own fold first, then the accumulator (a sum's order as the targets add) */
+      double acc = m->identity;
+      for (int64_t j = 0; j < ac; j++) acc = monoid_fold(m, acc, row[j], !s->nan_ok);
+      if (!s->clear) acc = monoid_fold(m, d[i], acc, !s->nan_ok);
       d[i] = dtype_round(s->dst->dtype, acc);
     }
     return;

@@ -497,8 +497,7 @@ static bool check_stmt(Chk *c, const Stmt *s) {
     if (!owns(c->k, s->a) || !owns(c->k, s->dst)) return bad(c, "reduce of foreign buffers");
     if (s->a->shape.rank != 2 || s->dst->shape.rank != 1 || s->a->shape.d[0].n != s->dst->shape.d[0].n)
       return bad(c, "reduce tile shapes do not agree");
-    return s->reduce_op == OP_SUM || s->reduce_op == OP_AMAX || s->reduce_op == OP_AMIN ||
-           bad(c, "reduce with an op that is not a monoid");
+    return (op_monoid(s->reduce_op) && s->reduce_op != OP_MATMUL) || bad(c, "reduce with an op that is not a monoid");
   case ST_STORE:
   case ST_ATOMIC_ADD:
     c->has_ij = true;
