@@ -150,6 +150,81 @@ static void choose_dag(Extract *x, EgCostFn fn, void *user) {
   }
 }
 
+/* The cost of the term the current choice extracts from cls: every class
+   it reaches counted once, at its e-node's own cost (the cost function
+   asked with zero kid costs and the kids' summaries); false when the
+   choice closes a cycle or reaches a class without a term. */
+static bool dag_cost(Extract *x, EgCostFn fn, void *user, int cls, double *total) {
+  EGraph *eg = x->eg;
+  cls = eg_find(eg, cls);
+  if (x->state[cls] == 2) return true;
+  if (x->state[cls] == 1 || x->best[cls] < 0) return false;
+  x->state[cls] = 1;
+  const ENode *e = &eg->nodes[x->best[cls]];
+  double zero[8] = {0};
+  void *ks_small[8];
+  double *kc = e->nin <= 8 ? zero : arena_alloc(eg->arena, sizeof(double) * (size_t)e->nin);
+  void **ks = e->nin <= 8 ? ks_small : arena_alloc(eg->arena, sizeof(void *) * (size_t)e->nin);
+  for (int i = 0; i < e->nin; i++) {
+    if (!dag_cost(x, fn, user, e->kids[i], total)) return false;
+    ks[i] = x->summary[eg_find(eg, e->kids[i])];
+  }
+  EgTerm t = {.eg = eg, .node = x->best[cls], .op = e->op, .at = &e->at, .nin = e->nin, .kids = e->kids,
+              .facts = &eg->classes[cls].f, .kid_cost = kc, .kid_summary = ks, .user = user};
+  void *sum = NULL;
+  *total += fn(&t, &sum);
+  x->summary[cls] = sum;
+  x->state[cls] = 2;
+  return true;
+}
+
+static double dag_total(Extract *x, EgCostFn fn, void *user, int root) {
+  memset(x->state, 0, (size_t)(x->eg->nclasses ? x->eg->nclasses : 1));
+  double total = 0;
+  return dag_cost(x, fn, user, root, &total) ? total : INFINITY;
+}
+
+/* The greedy choice prices each class as if its term were all the program
+   shared: a class can pick a term that is cheaper alone but recomputes what
+   a sibling computes anyway (c·amax(q kᵀ) beside exp((c q) kᵀ − …) pays for
+   two products).  Local search over the whole term fixes that: for each
+   class the term reaches, each other e-node of it is tried, and kept when
+   the total over the root's term (shared classes once) drops; sweeps repeat
+   until none does (at most EXTRACT_SWEEPS).  Deterministic: classes and
+   e-nodes in id order, strict improvement only. */
+#define EXTRACT_SWEEPS 4
+
+static void refine_dag(Extract *x, EgCostFn fn, void *user, int root) {
+  EGraph *eg = x->eg;
+  int nc = eg->nclasses ? eg->nclasses : 1;
+  double cur = dag_total(x, fn, user, root);
+  if (!isfinite(cur)) return;
+  int *reach = arena_alloc(eg->arena, sizeof(int) * (size_t)nc);
+  for (int sweep = 0; sweep < EXTRACT_SWEEPS; sweep++) {
+    int nr = 0;
+    for (int c = 0; c < nc; c++)
+      if (x->state[c] == 2) reach[nr++] = c;
+    bool improved = false;
+    for (int r = 0; r < nr; r++) {
+      const EClass *ec = &eg->classes[reach[r]];
+      for (int j = 0; j < ec->nnodes; j++) {
+        int id = ec->nodes[j], old = x->best[reach[r]];
+        if (id == old || eg->nodes[id].dead) continue;
+        x->best[reach[r]] = id;
+        double v = dag_total(x, fn, user, root);
+        if (v < cur * (1 - 1e-12)) {
+          cur = v;
+          improved = true;
+        } else {
+          x->best[reach[r]] = old;
+        }
+      }
+    }
+    dag_total(x, fn, user, root); /* states and summaries of the kept choice */
+    if (!improved) break;
+  }
+}
+
 static Node *build(Extract *x, int cls) {
   EGraph *eg = x->eg;
   Graph *g = x->g;
@@ -226,8 +301,13 @@ static Graph *extract(EGraph *eg, int root, EgCostFn cost, void *user, bool dag,
   int nr = eg->rule_names.len;
   x.used_rule = arena_alloc(eg->arena, (size_t)(nr ? nr : 1));
   for (int c = 0; c < nc; c++) x.best[c] = -1;
-  if (dag) choose_dag(&x, cost ? cost : eg_default_cost, user);
-  else choose(&x, cost ? cost : eg_default_cost, user);
+  if (dag) {
+    choose_dag(&x, cost ? cost : eg_default_cost, user);
+    refine_dag(&x, cost ? cost : eg_default_cost, user, root);
+    memset(x.state, 0, (size_t)nc);
+  } else {
+    choose(&x, cost ? cost : eg_default_cost, user);
+  }
   const Graph *src = eg->src;
   Graph *g = x.g = graph_new(eg->ctx);
   g->entry = src->entry;

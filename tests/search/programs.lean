@@ -57,6 +57,19 @@ def attnStack (B N D H L : Nat) (x : Tensor [B, N, D]) (G : Param [L, D]) (Wq Wk
     Tensor [B, N, D] :=
   layers L x (fun l h => attnLayer B N D H h G[l] Wq[l] Wk[l] Wv[l] Wo[l])
 
+/-- Attention with the queries scaled before the product (the scale reaches
+amax and exp by different routes in the e-graph). -/
+def qScaledAttention (B N D : Nat) (q k v : Tensor [B, N, D]) : Tensor [B, N, D] :=
+  softmax ((q * 0.125) ⬝ kᵀ) ⬝ v
+
+/-- GQA decode written out: grouped queries scaled, exp of the shifted
+scores, the normalization after the product with v. -/
+def gqaScaledDecode (B H Hkv S D : Nat) (q : Tensor [B, H, D]) (k v : Tensor [B, Hkv, S, D]) : Tensor [B, H, D] :=
+  let qg := reshape q [B, Hkv, H / Hkv, D]
+  let s := (qg * 0.08838834764831843) ⬝ kᵀ
+  let e := exp (s - amax s)
+  reshape ((e ⬝ v) / sum e) [B, H, D]
+
 def ln_linear_big := lnLinear 8192 4096 4096
 /-- Layer norm before a narrow projection (one column block of outputs). -/
 def ln_linear_narrow := lnLinear 16384 4096 128
@@ -68,3 +81,5 @@ def two_products_big := twoProducts 4096 4096 4096
 def square_matmul_big := squareMatmul 8192
 def gated_norm_big := gatedNorm 4096 2048
 def attn_stack_big := attnStack 4 2048 1024 8 3
+def q_scaled_attention_big := qScaledAttention 8 4096 64
+def gqa_scaled_decode_b2 := gqaScaledDecode 2 16 2 32768 128

@@ -141,6 +141,19 @@ static LoopScan scan(const TileProgram *tp) {
   return ls;
 }
 
+static bool count_loop(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  *(int *)ud += s->kind == ST_LOOP;
+  return true;
+}
+
+/* Loops over all kernels (a second pass over the keys is a second loop). */
+static int loops(const TileProgram *tp) {
+  int n = 0;
+  for (int i = 0; i < tp->kernels.len; i++) tile_walk(&tp->kernels.data[i]->body, count_loop, &n);
+  return n;
+}
+
 static bool has_loop(const TileProgram *tp) { return kernel_has(tp->kernels.data[0], ST_LOOP); }
 
 /* Does kernel k load a global g? */
@@ -198,7 +211,7 @@ static bool flashnorm(const TileProgram *tp) {
 
 /* ---- the checks ---- */
 
-typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM } Want;
+typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST } Want;
 
 typedef struct Case {
   const char *file, *entry;
@@ -248,6 +261,16 @@ static const Case cases[] = {
     {"examples/softmax.lean", "softmax_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "softmax rows: one kernel"},
     {"examples/layernorm.lean", "layernorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "layer norm rows: one kernel"},
     {"examples/rmsnorm.lean", "rmsnorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "RMSNorm rows: one kernel"},
+    /* held-out: queries scaled before the product: one kernel, one pass over the keys */
+    {"tests/search/programs.lean", "q_scaled_attention_big", KERNELS_AT_MOST, NULL, NULL, 1,
+     "held-out: q-scaled attention: one kernel"},
+    {"tests/search/programs.lean", "q_scaled_attention_big", LOOPS_AT_MOST, NULL, NULL, 1,
+     "held-out: q-scaled attention: one pass over the keys (one product for amax and exp)"},
+    /* held-out: GQA decode written out with exp(s - amax s): split keys, K read once */
+    {"tests/search/programs.lean", "gqa_scaled_decode_b2", SPLIT, NULL, NULL, 0,
+     "held-out: written-out GQA decode: keys split across blocks + combine"},
+    {"tests/search/programs.lean", "gqa_scaled_decode_b2", LOOPS_AT_MOST, NULL, NULL, 3,
+     "held-out: written-out GQA decode: one pass over the keys (the combine's two loops over splits)"},
     {"tests/search/programs.lean", "log_softmax_big", KERNELS_AT_MOST, NULL, NULL, 1, "held-out: log-softmax rows: one kernel"},
     {"tests/search/programs.lean", "two_products_big", KERNELS_AT_MOST, NULL, NULL, 1,
      "held-out: a⬝W1 + b⬝W2 in one kernel"},
@@ -294,6 +317,7 @@ static void run_case(const Case *c) {
   case KERNELS_AT_MOST: ok = kernels(tp) <= c->most; break;
   case ACT_KERNELS_AT_MOST: ok = act_kernels(tp) <= c->most; break;
   case FLASHNORM: ok = flashnorm(tp); break;
+  case LOOPS_AT_MOST: ok = loops(tp) <= c->most; break;
   }
   char what[300];
   snprintf(what, sizeof what, "%s (%d kernel%s)", c->what, kernels(tp), kernels(tp) == 1 ? "" : "s");

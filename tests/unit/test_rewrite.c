@@ -461,3 +461,39 @@ TEST(extract_custom_cost_with_summaries) {
   eg_free(eg);
   arena_free(e.a);
 }
+
+static void mark_reachable(const Node *n, bool *seen) {
+  if (seen[n->id]) return;
+  seen[n->id] = true;
+  for (int i = 0; i < n->nin; i++) mark_reachable(n->in[i], seen);
+}
+
+/* Softmax of (c·q) kᵀ: the greedy DAG choice prices amax's class alone and
+   takes c·amax(q kᵀ) (cheaper than amax over the scaled scores by the
+   scale of q), computing a second product beside the (c·q) kᵀ that exp
+   reads; the whole-term refinement keeps one product. */
+TEST(extract_dag_shares_a_product_between_readers) {
+  Env e;
+  env_init(&e);
+  ENV_GUARD(e);
+  Shape s = shape2(64, 16);
+  Node *q = ir_input(e.g, "q", ROLE_TENSOR, &s, P0), *k = ir_input(e.g, "k", ROLE_TENSOR, &s, P0);
+  int perm[2] = {1, 0};
+  Node *sc = ir_matmul(e.g, ir_binary(e.g, OP_MUL, q, ir_const(e.g, 0.25, P0), P0), ir_permute(e.g, k, perm, 2, P0), P0);
+  Node *m = ir_reduce(e.g, OP_AMAX, sc, 1, P0);
+  Node *ex = ir_unary(e.g, OP_EXP, ir_binary(e.g, OP_SUB, sc, m, P0), P0);
+  e.g->output = ir_binary(e.g, OP_DIV, ex, ir_reduce(e.g, OP_SUM, ex, 1, P0), P0);
+  e.g->entry = "f";
+  EGraph *eg = eg_from_graph(e.g);
+  eg_run(eg, NULL);
+  Graph *g2 = eg_extract_dag(eg, eg_root(eg), NULL, NULL, NULL, NULL);
+  REQUIRE(graph_check(g2, stderr));
+  bool *seen = calloc((size_t)g2->nnodes, sizeof(bool));
+  mark_reachable(g2->output, seen);
+  int products = 0;
+  for (int i = 0; i < g2->nnodes; i++) products += seen[i] && g2->nodes[i]->op == OP_MATMUL;
+  CHECK(products == 1);
+  free(seen);
+  eg_free(eg);
+  arena_free(e.a);
+}
