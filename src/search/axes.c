@@ -46,6 +46,41 @@ static bool is_layout(const Node *n) {
   return c == OPC_LAYOUT || c == OPC_CONCAT || c == OPC_GATHER;
 }
 
+/* Do a reshape's dimensions pair with its operand's in order (only
+   dimensions of size 1 come and go)?  Then it joins the kernel's axes;
+   otherwise it splits or merges dimensions. */
+static bool reshape_pairs(const Node *n) {
+  const Node *x = n->in[0];
+  int dx = 0;
+  for (int d = 0; d < n->shape.rank; d++) {
+    if (n->shape.d[d].n == 1) continue;
+    while (dx < x->shape.rank && x->shape.d[dx].n == 1) dx++;
+    if (dx >= x->shape.rank || x->shape.d[dx].n != n->shape.d[d].n) return false;
+    dx++;
+  }
+  return true;
+}
+
+/* An output that is a reshape splitting or merging dimensions of a node
+   computed here (the heads of a grouped attention merged back) is stored
+   as that node, through the reshape: its global holds the same bytes in
+   row-major order, so no kernel of its own copies it. */
+static void store_through_views(Plan *p, PKernel *k) {
+  Arena *a = p->g->ctx->arena;
+  while (k->views.len < k->outs.len) vec_push(a, &k->views, NULL);
+  for (int i = 0; i < k->outs.len; i++) {
+    const Node *o = k->outs.data[i], *x = o->in[0];
+    if (k->views.data[i] || o->op != OP_RESHAPE || reshape_pairs(o)) continue;
+    if (is_leaf(x) || is_layout(x) || p->kernel_of[x->id] >= 0) continue;
+    bool dup = false;
+    for (int j = 0; j < k->outs.len; j++) dup |= k->outs.data[j] == x;
+    if (dup) continue;
+    k->views.data[i] = o;
+    k->outs.data[i] = x;
+    if (k->root == o) k->root = x;
+  }
+}
+
 /* Mark the members of k: walk down from its outputs. */
 static void collect(Plan *p, PKernel *k, const Node *n, bool top, bool *seen) {
   if (seen[n->id]) return;
@@ -88,6 +123,7 @@ bool plan_axes(Plan *p, PKernel *k) {
   if (!k->redax) k->redax = arena_alloc(a, sizeof(int8_t) * (size_t)nn);
   memset(k->member, 0, sizeof(bool) * (size_t)nn);
   bool *seen = arena_alloc(a, sizeof(bool) * (size_t)nn);
+  store_through_views(p, k);
   for (int i = 0; i < k->outs.len; i++) {
     memset(seen, 0, sizeof(bool) * (size_t)nn);
     collect(p, k, k->outs.data[i], true, seen);
@@ -173,12 +209,11 @@ bool plan_axes(Plan *p, PKernel *k) {
           if (n->shape.d[d].n > 1) uf_join(par, SLOT(x, n->perm[d]), SLOT(n, d));
       } else if (n->op == OP_RESHAPE) {
         /* only dimensions of size 1 may come and go: pair the others in order */
+        if (!reshape_pairs(n)) return fail(k, "a reshape between fused nodes that splits or merges dimensions", n);
         int dx = 0;
         for (int d = 0; d < r; d++) {
           if (n->shape.d[d].n == 1) continue;
-          while (dx < x->shape.rank && x->shape.d[dx].n == 1) dx++;
-          if (dx >= x->shape.rank || x->shape.d[dx].n != n->shape.d[d].n)
-            return fail(k, "a reshape between fused nodes that splits or merges dimensions", n);
+          while (x->shape.d[dx].n == 1) dx++;
           uf_join(par, SLOT(x, dx), SLOT(n, d));
           dx++;
         }

@@ -1052,12 +1052,26 @@ static void store_output(LP *L, const Node *o) {
   else ensure_inputs(L, o, true);
   set_dom(L, ax);
   Stmt *st = emit(L, ST_STORE);
-  st->global = L->tp->of_node[o->id];
-  st->ngidx = o->shape.rank;
-  st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)(o->shape.rank ? o->shape.rank : 1));
-  member_idx(L, o, st->gidx);
   SExpr *idx[TS_MAX_RANK];
   member_idx(L, o, idx);
+  const Node *view = NULL; /* stored through a reshape (axes.c): its global, at the same flat offset */
+  for (int i = 0; i < L->pk->views.len; i++)
+    if (L->pk->outs.data[i] == o && L->pk->views.data[i]) view = L->pk->views.data[i];
+  const Node *as = view ? view : o;
+  st->global = L->tp->of_node[as->id];
+  st->ngidx = as->shape.rank;
+  st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)(as->shape.rank ? as->shape.rank : 1));
+  if (view) {
+    SExpr *flat = I(L, 0);
+    int64_t stride = 1;
+    for (int d = o->shape.rank - 1; d >= 0; d--) {
+      flat = IX(L, IX_ADD, flat, IX(L, IX_MUL, idx[d], I(L, stride)));
+      stride *= o->shape.d[d].n;
+    }
+    tile_unflatten(L->a, flat, &view->shape, view->shape.rank, st->gidx);
+  } else {
+    memcpy(st->gidx, idx, sizeof(SExpr *) * (size_t)o->shape.rank);
+  }
   st->value = value_of(L, o, idx, true);
   if (state_info(L, o)) st->value = state_value(L, o);
   st->mask = dom_mask(L, ax);
@@ -1436,7 +1450,11 @@ TileProgram *tile_lower_plan(Plan *p) {
   if (p->pricing) {
     need = arena_alloc(g->ctx->arena, (size_t)g->nnodes);
     for (int k = 0; k < p->kernels.len; k++)
-      for (int o = 0; o < p->kernels.data[k]->outs.len; o++) touched(p, p->kernels.data[k]->outs.data[o], true, need);
+      for (int o = 0; o < p->kernels.data[k]->outs.len; o++) {
+        const PKernel *pk = p->kernels.data[k];
+        touched(p, pk->outs.data[o], true, need);
+        if (o < pk->views.len && pk->views.data[o]) need[pk->views.data[o]->id] = true;
+      }
   }
   for (int i = 0; i < g->nnodes; i++) {
     const Node *n = g->nodes[i];

@@ -110,14 +110,19 @@ Plan *plan_transfer(const Plan *p, Graph *g, char *why, size_t whylen) {
 #define MAPPED(id) ((id) >= 0 && map[id] >= 0 ? map[id] : -1)
   for (int ki = 0; ki < p->kernels.len; ki++) {
     const PKernel *src = p->kernels.data[ki];
-    if (MAPPED(src->root->id) < 0) {
-      snprintf(why, whylen, "kernel %d's node %%%d has no counterpart at these sizes", ki, src->root->id);
+    const Node *root = src->root;
+    for (int i = 0; i < src->views.len; i++)
+      if (src->views.data[i] && src->outs.data[i] == root) root = src->views.data[i];
+    if (MAPPED(root->id) < 0) {
+      snprintf(why, whylen, "kernel %d's node %%%d has no counterpart at these sizes", ki, root->id);
       return NULL;
     }
-    PKernel *k = plan_kernel_new(q, g->nodes[MAPPED(src->root->id)]);
+    PKernel *k = plan_kernel_new(q, g->nodes[MAPPED(root->id)]);
     k->naive = src->naive;
     for (int i = 0; i < src->outs.len; i++) {
-      int m = MAPPED(src->outs.data[i]->id);
+      /* an out stored through a reshape: the reshape (plan_axes finds the view again) */
+      const Node *o = i < src->views.len && src->views.data[i] ? src->views.data[i] : src->outs.data[i];
+      int m = MAPPED(o->id);
       if (m < 0) {
         snprintf(why, whylen, "kernel %d's output has no counterpart at these sizes", ki);
         return NULL;

@@ -86,6 +86,9 @@ typedef struct PKernel {
   const Node *root;    /* the main output (names the kernel) */
   NodeList members;    /* in id order (topological) */
   NodeList outs;       /* members stored to global memory */
+  NodeList views;      /* parallel to outs (axes.c): the reshape an out is stored through
+                          (into the reshape's global, the same bytes in row-major order),
+                          or NULL; the reshape itself is not a member */
   bool naive;          /* lowered by the naive rules (lower.c) */
   int naxes;
   PAxis ax[PLAN_MAX_AXES];

@@ -242,6 +242,9 @@ static const Case cases[] = {
     /* GQA decode at long context: split keys + combine */
     {"examples/gqa_decode.lean", "gqa_decode_b1", SPLIT, NULL, NULL, 0, "GQA decode: keys split across blocks + combine"},
     {"examples/gqa_decode.lean", "gqa_decode_b1", NO_BUFFER, "S", NULL, 0, "GQA decode: no buffer along the keys"},
+    /* the merged heads are stored through the reshape by the combine: no copy kernel */
+    {"examples/gqa_decode.lean", "gqa_decode_b1", KERNELS_AT_MOST, NULL, NULL, 2,
+     "GQA decode: split kernel and combine only (the output reshape stored through)"},
     /* RMSNorm -> matmul: one kernel over the activations (FlashNorm), the
        gain folded into the weights by a kernel that reads Params only where
        M > N makes that cheaper (matmul-colscale-left); no normalized buffer */
