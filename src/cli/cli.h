@@ -105,6 +105,6 @@ int cmd_explain(Opts *o);  /* cmd_explain.c */
 int cmd_rules(Opts *o);    /* cmd_rewrite.c */
 /* graph --rewrite: saturate g with the SAFE rules and extract by the default
    cost (stats: the runner's table to stderr); NULL (diagnostic printed) on error. */
-Graph *rewrite_graph(Session *s, Graph *g, bool stats);
+Graph *rewrite_graph(Session *s, Opts *o, Graph *g);
 
 #endif

@@ -6,25 +6,12 @@
 #include "../rewrite/rewrite.h"
 #include "cli.h"
 
-Graph *rewrite_graph(Session *s, Graph *g, bool stats) {
-  EGraph *volatile eg = NULL;
-  if (setjmp(s->jb)) {
-    eg_free(eg);
-    return NULL;
-  }
-  eg = eg_from_graph(g);
-  const EgReport *rep = eg_run(eg, NULL);
-  const char *const *used;
-  int nused;
-  Graph *out = eg_extract(eg, eg_root(eg), NULL, NULL, &used, &nused);
-  if (stats) {
-    eg_report_print(stderr, rep);
-    fprintf(stderr, "rewrites used:");
-    for (int i = 0; i < nused; i++) fprintf(stderr, " %s", used[i]);
-    fprintf(stderr, "%s\n", nused ? "" : " none");
-  }
-  eg_free(eg);
-  return out;
+/* The term the search plans (search_rewrite at the entry's sizes), so that
+   what `graph --rewrite` prints is what `opt` and `explain` start from. */
+Graph *rewrite_graph(Session *s, Opts *o, Graph *g) {
+  if (setjmp(s->jb)) return NULL;
+  o->nbind = entry_bindings(s, o, o->bind, 64);
+  return search_rewrite_report(g, o->bind, o->nbind, o->stats ? stderr : NULL);
 }
 
 int cmd_rules(Opts *o) {

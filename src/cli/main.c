@@ -164,7 +164,7 @@ static int cmd_graph(Opts *o) {
   session_open(&s);
   int rc = EXIT_USER;
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
-  if (g && o->rewrite) g = rewrite_graph(&s, g, o->stats);
+  if (g && o->rewrite) g = rewrite_graph(&s, o, g);
   if (g) {
     if (!strcmp(fmt, "text")) graph_print_text(stdout, g);
     else if (!strcmp(fmt, "dot")) graph_print_dot(stdout, g);
@@ -292,7 +292,8 @@ static const Command commands[] = {
      "primitives remain, each node with its shape (symbolic and concrete) and\n"
      "the source position it came from.  --format text (default), dot\n"
      "(Graphviz) or json.  With --rewrite, the graph after equality saturation\n"
-     "with the SAFE rules of 'tilesmith rules' and extraction by FLOP count.\n",
+     "with the SAFE rules of 'tilesmith rules' and extraction by the search's\n"
+     "IO-aware cost at the entry's sizes: the term 'opt' and 'explain' plan.\n",
      cmd_graph, true, false},
     {"eval", "run the float64 reference interpreter",
      "tilesmith eval FILE.lean --entry NAME [--size ...] [--in NAME=PATH.npy]... [--seed S] --out PATH.npy",

@@ -140,11 +140,21 @@ static double io_cost(const EgTerm *t, void **summary) {
   return c;
 }
 
+static Graph *rewrite(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info, FILE *report);
+
 Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *info) {
-  return search_rewrite_ex(g, bind, nbind, NULL, info);
+  return rewrite(g, bind, nbind, NULL, info, NULL);
 }
 
 Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info) {
+  return rewrite(g, bind, nbind, skip_family, info, NULL);
+}
+
+Graph *search_rewrite_report(Graph *g, const SizeArg *bind, int nbind, FILE *report) {
+  return rewrite(g, bind, nbind, NULL, NULL, report);
+}
+
+static Graph *rewrite(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info, FILE *report) {
   RewriteInfo local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
@@ -156,6 +166,7 @@ Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *s
     ro.enable = enable;
   }
   const EgReport *rep = eg_run(eg, &ro);
+  if (report) eg_report_print(report, rep);
   info->stop = rep->stop;
   info->iterations = rep->niters;
   info->enodes = rep->enodes;
@@ -169,6 +180,11 @@ Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *s
   info->rules = arena_alloc(g->ctx->arena, sizeof(char *) * (size_t)(nused ? nused : 1));
   for (int i = 0; i < nused; i++) info->rules[i] = arena_strdup(g->ctx->arena, used[i]);
   info->nrules = nused;
+  if (report) {
+    fprintf(report, "rewrites used:");
+    for (int i = 0; i < nused; i++) fprintf(report, " %s", used[i]);
+    fprintf(report, "%s\n", nused ? "" : " none");
+  }
   eg_free(eg);
   return out;
 }

@@ -75,6 +75,9 @@ Graph *search_rewrite(Graph *g, const SizeArg *bind, int nbind, RewriteInfo *inf
 /* The same without the rules of one family (verify: "identity", whose x/1
    and x*1 fire on a size-derived constant only at some sizes). */
 Graph *search_rewrite_ex(Graph *g, const SizeArg *bind, int nbind, const char *skip_family, RewriteInfo *info);
+/* The same term, the runner's per-iteration report and the rules used
+   printed to report (NULL: nothing): `graph --rewrite [--stats]`. */
+Graph *search_rewrite_report(Graph *g, const SizeArg *bind, int nbind, FILE *report);
 
 /* Search a plan for g at storage type dt (with o->candidate > 0, the plan
    of that runner-up instead, configured the same way: for timing the cost
