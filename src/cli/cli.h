@@ -103,8 +103,8 @@ bool read_inputs(Opts *o, Graph *g, Tensor **inputs);
 int cmd_opt(Opts *o);      /* cmd_opt.c */
 int cmd_explain(Opts *o);  /* cmd_explain.c */
 int cmd_rules(Opts *o);    /* cmd_rewrite.c */
-/* graph --rewrite: saturate g with the SAFE rules and extract by the default
-   cost (stats: the runner's table to stderr); NULL (diagnostic printed) on error. */
+/* graph --rewrite: the term the search plans (search_rewrite at the entry's
+   sizes; --stats: the runner's table to stderr); NULL (diagnostic printed) on error. */
 Graph *rewrite_graph(Session *s, Opts *o, Graph *g);
 
 #endif

@@ -165,8 +165,6 @@ const Decl *program_lookup(const Program *prog, const char *name, int limit, int
 void resolve_program(Ctx *c, Program *prog);
 
 /* ---- elaboration ---- */
-/* A binding from --size: NAME=VALUE. */
-typedef struct SizeArg { const char *name; int64_t value; bool used; } SizeArg;
 
 /* Elaborate `entry` into a graph.  Nat parameters of the entry that remain
    unbound are taken from sizes (by name); Tensor, Param and Index parameters

@@ -62,6 +62,14 @@ typedef struct Shape {
   Dim d[TS_MAX_RANK];
 } Shape;
 
+/* A size binding (--size NAME=VALUE, an entry's Nat arguments). */
+typedef struct SizeArg { const char *name; int64_t value; bool used; } SizeArg;
+/* A dimension's symbolic size ("N", "H*D", "D/H", "(B*N)") evaluated at the
+   bindings: false when it names something unbound, divides by zero or does
+   not parse (shape.c). */
+bool dim_value_at(const Dim *d, const SizeArg *bind, int nbind, int64_t *out);
+
+
 typedef struct Node Node;
 struct Node {
   Op op;

@@ -15,6 +15,7 @@
  * side of equal sizes, a kept reduction axis, a slice and a concatenation get
  * literal sizes.  Hash-consing compares names, so this must not change.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "ir.h"
@@ -392,4 +393,72 @@ static bool op_result_rule(Op op, const NodeAttrs *at, const Shape *const *in, c
   case OP_COUNT: break;
   }
   return WHY_NOT(whylen, "unknown op %d", (int)op);
+}
+
+/* ---- symbolic sizes at bindings ---- */
+
+typedef struct Sym { const char *s; const SizeArg *b; int n; bool ok; } Sym;
+
+static int64_t sym_expr(Sym *p);
+
+static int64_t sym_atom(Sym *p) {
+  while (*p->s == ' ') p->s++;
+  if (*p->s == '(') {
+    p->s++;
+    int64_t v = sym_expr(p);
+    while (*p->s == ' ') p->s++;
+    if (*p->s == ')') p->s++;
+    else p->ok = false;
+    return v;
+  }
+  if (isdigit((unsigned char)*p->s)) {
+    int64_t v = 0;
+    while (isdigit((unsigned char)*p->s)) v = v * 10 + (*p->s++ - '0');
+    return v;
+  }
+  const char *start = p->s;
+  while (*p->s && !strchr(" ()+-*/", *p->s)) p->s++;
+  size_t len = (size_t)(p->s - start);
+  for (int i = 0; i < p->n; i++)
+    if (strlen(p->b[i].name) == len && !strncmp(p->b[i].name, start, len)) return p->b[i].value;
+  p->ok = false;
+  return 1;
+}
+
+static int64_t sym_term(Sym *p) {
+  int64_t v = sym_atom(p);
+  for (;;) {
+    while (*p->s == ' ') p->s++;
+    char op = *p->s;
+    if (op != '*' && op != '/') return v;
+    p->s++;
+    int64_t w = sym_atom(p);
+    if (op == '*') v *= w;
+    else if (w) v /= w;
+    else p->ok = false;
+  }
+}
+
+static int64_t sym_expr(Sym *p) {
+  int64_t v = sym_term(p);
+  for (;;) {
+    while (*p->s == ' ') p->s++;
+    char op = *p->s;
+    if (op != '+' && op != '-') return v;
+    p->s++;
+    int64_t w = sym_term(p);
+    v = op == '+' ? v + w : v - w;
+  }
+}
+
+bool dim_value_at(const Dim *d, const SizeArg *bind, int nbind, int64_t *out) {
+  if (!d->sym) {
+    *out = d->n;
+    return true;
+  }
+  Sym p = {d->sym, bind, nbind, true};
+  int64_t v = sym_expr(&p);
+  if (!p.ok || *p.s) return false;
+  *out = v;
+  return true;
 }

@@ -15,7 +15,6 @@
  * entry's own sizes (`bind`), so a shrunken instance of the program (verify)
  * extracts the term the full-size program extracts.
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,67 +26,9 @@
 
 typedef struct Bind { const SizeArg *v; int n; } Bind;
 
-/* A symbolic size ("N", "H*D", "D/H", "(B*N)") at the bound sizes; false
-   if it names something unbound or does not parse. */
-typedef struct Sym { const char *s; const Bind *b; bool ok; } Sym;
-
-static int64_t sym_expr(Sym *p);
-
-static int64_t sym_atom(Sym *p) {
-  while (*p->s == ' ') p->s++;
-  if (*p->s == '(') {
-    p->s++;
-    int64_t v = sym_expr(p);
-    while (*p->s == ' ') p->s++;
-    if (*p->s == ')') p->s++;
-    else p->ok = false;
-    return v;
-  }
-  if (isdigit((unsigned char)*p->s)) {
-    int64_t v = 0;
-    while (isdigit((unsigned char)*p->s)) v = v * 10 + (*p->s++ - '0');
-    return v;
-  }
-  const char *start = p->s;
-  while (*p->s && !strchr(" ()+-*/", *p->s)) p->s++;
-  size_t len = (size_t)(p->s - start);
-  for (int i = 0; i < p->b->n; i++)
-    if (strlen(p->b->v[i].name) == len && !strncmp(p->b->v[i].name, start, len)) return p->b->v[i].value;
-  p->ok = false;
-  return 1;
-}
-
-static int64_t sym_term(Sym *p) {
-  int64_t v = sym_atom(p);
-  for (;;) {
-    while (*p->s == ' ') p->s++;
-    char op = *p->s;
-    if (op != '*' && op != '/') return v;
-    p->s++;
-    int64_t w = sym_atom(p);
-    if (op == '*') v *= w;
-    else if (w) v /= w;
-    else p->ok = false;
-  }
-}
-
-static int64_t sym_expr(Sym *p) {
-  int64_t v = sym_term(p);
-  for (;;) {
-    while (*p->s == ' ') p->s++;
-    char op = *p->s;
-    if (op != '+' && op != '-') return v;
-    p->s++;
-    int64_t w = sym_term(p);
-    v = op == '+' ? v + w : v - w;
-  }
-}
-
 static double dim_at(const Dim *d, const Bind *b) {
-  if (!d->sym || !b->n) return (double)d->n;
-  Sym p = {d->sym, b, true};
-  int64_t v = sym_expr(&p);
-  return p.ok && !*p.s ? (double)v : (double)d->n;
+  int64_t v;
+  return d->sym && b->n && dim_value_at(d, b->v, b->n, &v) ? (double)v : (double)d->n;
 }
 
 static double numel_at(const Shape *s, const Bind *b) {
