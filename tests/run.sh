@@ -99,6 +99,8 @@ if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite run-args "$py" tests/emit/check_run_args.py ./tilesmith
   # tilesmith grad against torch.autograd in float64 (torch on the CPU)
   suite grad-torch "$py" tests/grad/torch_check.py ./tilesmith
+  # tilesmith hparams --emit-pytorch from PyTorch, and a muP coordinate check (CPU)
+  suite hparams-torch "$py" tests/hparams/check_pytorch.py ./tilesmith
 fi
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith

@@ -40,6 +40,12 @@ typedef struct Opts {
   const Gpu *gpu_profile;
   SizeArg bind[64];       /* the entry's Nat sizes (entry_bindings), for the rewrite's cost */
   int nbind;
+  const char *width_spec; /* hparams: --width SYM[=BASE][,...] */
+  const char *depth_spec; /* hparams: --depth SYM[=BASE] */
+  const char *optimizer;  /* hparams: adamw, muon or auto */
+  double alpha;           /* hparams: --alpha (has_alpha) */
+  bool has_alpha;
+  const char *emit_pytorch; /* hparams: --emit-pytorch OUT.py */
 } Opts;
 
 /* One compilation: its arena, context and program. */
@@ -98,6 +104,7 @@ bool opts_dtype(const Opts *o, DType *dt);
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_tune(Opts *o);     /* cmd_tune.c */
 int cmd_grad(Opts *o);     /* cmd_grad.c */
+int cmd_hparams(Opts *o);  /* cmd_hparams.c */
 /* Read the --in files into inputs[] (main.c); false (message printed) on error. */
 bool read_inputs(Opts *o, Graph *g, Tensor **inputs);
 int cmd_opt(Opts *o);      /* cmd_opt.c */

@@ -375,6 +375,25 @@ static const Command commands[] = {
      "search's statistics, the predicted total against the roofline floor and\n"
      "the runner-up plans the search priced.  --format json writes one object.\n",
      cmd_explain, true, false},
+    {"hparams", "the parametrization under which hyperparameters transfer",
+     "tilesmith hparams FILE.lean --entry MODEL --width SYM[=BASE][,SYM[=BASE]...] [--depth SYM[=BASE]] [--size ...]\n"
+     "                 [--optimizer adamw|muon|auto] [--alpha 1|0.5] [--json] [--emit-pytorch OUT.py]",
+     "Classifies every Param of the entry from how its dimensions depend on the\n"
+     "width symbols (a dimension written with one, such as 4 * D, grows with it)\n"
+     "and the depth symbol (a Param stacked [L, ...] and read as W[l] inside\n"
+     "`layers`), and from the op its values reach first (a matrix product names\n"
+     "its fan-in and fan-out; a gather makes it an embedding; else a vector):\n"
+     "input, hidden, readout, vector or embedding, in the repeated block or not.\n"
+     "Then derives, relative to the base sizes (SYM=BASE; default the entry's own),\n"
+     "each Param's initialization, learning-rate, output, weight-decay and\n"
+     "Adam-epsilon multipliers under muP with depth scaling (CompleteP, --alpha 1,\n"
+     "the default; depth-muP, --alpha 0.5) and each residual block's multiplier;\n"
+     "with --optimizer muon (auto: muon where there are hidden matrices) hidden\n"
+     "matrices take Muon's spectral scaling and the rest AdamW.  Prints a table\n"
+     "with the reason for each row; --json writes the same as one object;\n"
+     "--emit-pytorch writes a module with init_() and param_groups() to call\n"
+     "on a PyTorch model whose tensors carry the Params' names.\n",
+     cmd_hparams, true, false},
     {"rules", "list the rewrite rules",
      "tilesmith rules",
      "Lists the rewrite rules of the equality saturation (src/rewrite/rules.def):\n"
@@ -443,6 +462,14 @@ static void print_cmd_help(const Command *c) {
            "  --in NAME=PATH.npy    with --out: an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
            "  --out DIR             write each Param's gradient as DIR/NAME.npy\n");
+  if (c->run == cmd_hparams)
+    printf("  --width D=128         the width symbol and its base size (more symbols that\n"
+           "                        grow with it after commas: D=128,F=352)\n"
+           "  --depth L=2           the number of residual blocks and its base\n"
+           "  --optimizer O         adamw (default), muon (hidden matrices; AdamW for the rest) or auto\n"
+           "  --alpha A             depth exponent: 1 (CompleteP, default) or 0.5 (depth-muP)\n"
+           "  --json                the table as JSON\n"
+           "  --emit-pytorch OUT.py a module with init_() and param_groups() for PyTorch\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
@@ -562,6 +589,26 @@ static int parse_args(Opts *o, int argc, char **argv) {
       uint64_t t;
       if (!v || !parse_u64(v, &t) || t < 1 || t > 1000) return usage_error("--trials needs a number from 1 to 1000");
       o->trials = (int)t;
+    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--width", &m)) || m)) {
+      if (!v) return usage_error("--width needs SYM[=BASE] (the width symbol and its base size)");
+      o->width_spec = v;
+    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--depth", &m)) || m)) {
+      if (!v) return usage_error("--depth needs SYM[=BASE] (the number of residual blocks and its base)");
+      o->depth_spec = v;
+    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
+      if (!v || (strcmp(v, "adamw") && strcmp(v, "muon") && strcmp(v, "auto")))
+        return usage_error("--optimizer needs adamw, muon or auto");
+      o->optimizer = v;
+    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--alpha", &m)) || m)) {
+      if (!v || (strcmp(v, "1") && strcmp(v, "0.5") && strcmp(v, "1.0")))
+        return usage_error("--alpha needs 1 (CompleteP) or 0.5 (depth-muP)");
+      o->alpha = atof(v);
+      o->has_alpha = true;
+    } else if (cur_cmd->run == cmd_hparams && !strcmp(a, "--json")) {
+      o->format = "json";
+    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--emit-pytorch", &m)) || m)) {
+      if (!v) return usage_error("--emit-pytorch needs a path for the Python module");
+      o->emit_pytorch = v;
     } else if (cur_cmd->run == cmd_grad && !strcmp(a, "--check")) {
       o->check = true;
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad) &&
@@ -583,6 +630,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
   if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
   if (cur_cmd->run == cmd_opt && (!o->target || !o->out)) return usage_error("--target and -o are required");
   if (cur_cmd->run == cmd_tune && !o->out) return usage_error("-o DIR is required");
+  if (cur_cmd->run == cmd_hparams && !o->width_spec) return usage_error("--width SYM[=BASE] is required");
   if (cur_cmd->run == cmd_grad && o->check && (o->out || o->nins))
     return usage_error("--check draws its own inputs: it does not take --in or --out");
   return EXIT_OK;

@@ -1,0 +1,377 @@
+/*
+ * hparams.c: classifying Params and deriving their scalings.
+ *
+ * Classification.  A dimension grows with the width when its symbolic size
+ * names a width symbol (D, 4 * D, D / H); it is the depth dimension when
+ * its size is the depth symbol itself (a Param stacked [L, ...] and read as
+ * W[l] inside `layers`).  The Param's values are followed through layout
+ * ops (slice, reshape pairing dimensions in order, permute) to their first
+ * consumer that decides the role:
+ *   a matrix product: the contracted dimension is the fan-in, the other
+ *     matrix dimension the fan-out;  fan-in fixed, fan-out growing: input;
+ *     both growing: hidden;  fan-in growing, fan-out fixed: readout;
+ *     neither: input (a fixed-size matrix keeps its base scaling);
+ *   a gather over its first dimension: embedding (the gathered rows);
+ *   anything else (gains, biases): vector.
+ *
+ * Derivation (width), μP for Adam (Tensor Programs V, Yang et al. 2022)
+ * as the mup package implements it (Table 8's form: MuReadout, MuAdam),
+ * with k = fan_in / fan_in_base:
+ *   input matrices, embeddings, vectors: init and learning rate as at the
+ *     base (one growing dimension: "vector-like" for MuAdam);
+ *   hidden: init std 1/sqrt(fan_in), Adam learning rate × 1/k;
+ *   readout: the base model's init (std 1/sqrt(fan_in_base): MuReadout
+ *     rescales nn.Linear's init to keep its variance), its output × 1/k
+ *     (MuReadout's output_mult / width_mult), learning rate as at the base.
+ * Weight decay (AdamW's decoupled decay, p -= lr·wd·p in PyTorch): × k on
+ * hidden matrices so that lr·wd stays (MuAdam and the CompleteP reference
+ * code: independent decay); none on vectors (gains, biases: CompleteP's
+ * groups); as at the base elsewhere.  Adam's epsilon follows the scale of
+ * the gradient it is added to: × 1/k for hidden and readout matrices.
+ *
+ * Derivation (depth), with r = L / L_base and α = 1 (CompleteP, Dey et al.
+ * 2025) or ½ (depth-μP, Yang et al. 2023, Tensor Programs VI): each
+ * residual block's update is multiplied by r^-α; inside the repeated
+ * blocks the Adam learning rate of matrices and vectors is × r^(α-1) (1
+ * under CompleteP), the epsilon of matrices × r^-α; weight decay gets no
+ * depth factor (the CompleteP reference code, nanoGPT-mup's
+ * configure_optimizers, whose groups these rules follow).
+ *
+ * Muon (the spectral condition, Yang, Simon and Bernstein 2023; Modula;
+ * Jordan's Muon): hidden matrices are updated by Muon, whose orthogonalized
+ * update scaled by sqrt(max(1, fan_out / fan_in)) has an RMS operator norm
+ * independent of the width, so the base learning rate transfers without
+ * the 1/k; init std 1/sqrt(fan_in) · min(1, sqrt(fan_out / fan_in))
+ * (spectral norm ~ sqrt(fan_out / fan_in)).  In the repeated blocks its
+ * learning rate takes the same r^(α-1) as Adam's (by the same argument:
+ * the update's size does not follow the gradient's; no source states it).
+ * Input, embedding, readout and vectors stay on AdamW with the rules above.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hparams.h"
+
+const char *hp_role_name(HpRole r) {
+  switch (r) {
+  case HP_INPUT: return "input";
+  case HP_HIDDEN: return "hidden";
+  case HP_READOUT: return "readout";
+  case HP_VECTOR: return "vector";
+  case HP_EMBEDDING: return "embedding";
+  }
+  return "?";
+}
+
+/* ---- symbols ---- */
+
+static bool is_ident(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '\''; }
+
+/* Does the symbolic size s name the symbol `name` (as a whole word)? */
+static bool names(const char *s, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = s ? strstr(s, name) : NULL; p; p = strstr(p + 1, name))
+    if ((p == s || !is_ident(p[-1])) && !is_ident(p[n])) return true;
+  return false;
+}
+
+static bool trimmed_eq(const char *s, const char *name) {
+  if (!s) return false;
+  while (*s == ' ' || *s == '(') s++;
+  size_t n = strlen(name);
+  if (strncmp(s, name, n)) return false;
+  for (s += n; *s; s++)
+    if (*s != ' ' && *s != ')') return false;
+  return true;
+}
+
+static bool width_dim(const HpOpts *o, const Dim *d) {
+  for (int i = 0; i < o->nwidth; i++)
+    if (names(d->sym, o->width[i].name)) return true;
+  return false;
+}
+
+/* ---- following a Param's values to the op that decides its role ---- */
+
+typedef struct Use { const Node *n; int operand; } Use;
+typedef struct Users { Use *u; int n, cap; } Users;
+
+typedef struct Found {
+  const Node *at;     /* the deciding node */
+  int kind;           /* 0 none, 1 matrix product, 2 gather, 3 elementwise */
+  int fan_in, fan_out; /* Param dimensions */
+  bool gain;
+} Found;
+
+/* map[k]: the dimension of n that the Param's dimension k runs along (-1: none) */
+static void follow(const Graph *g, const Users *users, const Node *n, const int *map, int rank, Found *f, int depth) {
+  if (f->kind == 1 || f->kind == 2 || depth > 64) return;
+  for (int u = 0; u < users[n->id].n; u++) {
+    const Node *x = users[n->id].u[u].n;
+    int o = users[n->id].u[u].operand;
+    int m[TS_MAX_RANK];
+    switch (op_info[x->op].cls) {
+    case OPC_LAYOUT:
+      if (x->op == OP_SLICE) {
+        follow(g, users, x, map, rank, f, depth + 1);
+      } else if (x->op == OP_PERMUTE) {
+        for (int k = 0; k < rank; k++) {
+          m[k] = -1;
+          for (int i = 0; i < x->shape.rank && map[k] >= 0; i++)
+            if (x->perm[i] == map[k]) m[k] = i;
+        }
+        follow(g, users, x, m, rank, f, depth + 1);
+      } else { /* reshape: dimensions paired in order where sizes agree, size 1 skipped */
+        int to[TS_MAX_RANK], dx = 0;
+        for (int i = 0; i < n->shape.rank; i++) to[i] = -1;
+        for (int d = 0; d < x->shape.rank; d++) {
+          if (x->shape.d[d].n == 1) continue;
+          while (dx < n->shape.rank && n->shape.d[dx].n == 1) dx++;
+          if (dx >= n->shape.rank || n->shape.d[dx].n != x->shape.d[d].n) break;
+          to[dx++] = d;
+        }
+        for (int k = 0; k < rank; k++) m[k] = map[k] >= 0 ? to[map[k]] : -1;
+        follow(g, users, x, m, rank, f, depth + 1);
+      }
+      break;
+    case OPC_MATMUL: {
+      int r = n->shape.rank;
+      int din = o == 1 ? r - 2 : r - 1, dout = o == 1 ? r - 1 : r - 2;
+      f->kind = 1, f->at = x, f->fan_in = f->fan_out = -1;
+      for (int k = 0; k < rank; k++) {
+        if (map[k] == din) f->fan_in = k;
+        if (map[k] == dout) f->fan_out = k;
+      }
+      return;
+    }
+    case OPC_GATHER:
+      if (o == 0) {
+        f->kind = 2, f->at = x, f->fan_in = f->fan_out = -1;
+        for (int k = 0; k < rank; k++) {
+          if (map[k] == x->axis) f->fan_in = k;
+          else if (map[k] >= 0 && n->shape.d[map[k]].n > 1) f->fan_out = k;
+        }
+        return;
+      }
+      break;
+    case OPC_LEAF:
+    case OPC_UNARY:
+    case OPC_BINARY:
+    case OPC_COMPARE:
+    case OPC_SELECT:
+    case OPC_REDUCE:
+    case OPC_CONCAT:
+      if (!f->kind) {
+        f->kind = 3, f->at = x;
+        f->gain = x->op == OP_MUL || x->op == OP_DIV;
+      }
+      break;
+    }
+  }
+}
+
+/* Walks over the graph with a mark per node (cleared by the caller). */
+
+/* Does n depend on leaf? */
+static bool reaches(const Node *n, const Node *leaf, char *seen) {
+  if (n == leaf) return true;
+  if (seen[n->id] || op_info[n->op].cls == OPC_LEAF) return false;
+  seen[n->id] = 1;
+  for (int i = 0; i < n->nin; i++)
+    if (reaches(n->in[i], leaf, seen)) return true;
+  return false;
+}
+
+/* Is a matrix product downstream of n (reading its result)? */
+static bool feeds_product(const Users *us, const Node *n, char *seen) {
+  if (seen[n->id]) return false;
+  seen[n->id] = 1;
+  for (int u = 0; u < us[n->id].n; u++) {
+    const Node *x = us[n->id].u[u].n;
+    if (x->op == OP_MATMUL || feeds_product(us, x, seen)) return true;
+  }
+  return false;
+}
+
+/* Is n computed from a matrix product's result (upstream)? */
+static bool computed_by_product(const Node *n, char *seen) {
+  if (seen[n->id] || op_info[n->op].cls == OPC_LEAF) return false;
+  seen[n->id] = 1;
+  if (n->op == OP_MATMUL) return true;
+  for (int i = 0; i < n->nin; i++)
+    if (computed_by_product(n->in[i], seen)) return true;
+  return false;
+}
+
+static Users *users_of(const Graph *g) {
+  Users *us = calloc((size_t)g->nnodes + 1, sizeof *us);
+  for (int i = 0; i < g->nnodes; i++) {
+    const Node *n = g->nodes[i];
+    for (int k = 0; k < n->nin; k++) {
+      Users *u = &us[n->in[k]->id];
+      if (u->n == u->cap) {
+        u->cap = u->cap ? 2 * u->cap : 4;
+        u->u = realloc(u->u, sizeof(Use) * (size_t)u->cap);
+      }
+      u->u[u->n++] = (Use){n, k};
+    }
+  }
+  return us;
+}
+
+/* ---- the rules ---- */
+
+static void derive(HpParam *p, const HpPlan *pl, const HpOpts *o) {
+  double k = p->fan_in_base > 0 ? (double)p->fan_in / (double)p->fan_in_base : 1;
+  double r = pl->depth_mult, a = o->alpha;
+  char *w = p->reason;
+  size_t left = sizeof p->reason;
+  int used = 0;
+#define SAY(...) (used += snprintf(w + used, (size_t)used < left ? left - (size_t)used : 0, __VA_ARGS__))
+  p->init_value = 0;
+  p->output_mult = 1, p->lr_mult = 1, p->wd_mult = 1, p->eps_mult = 1;
+  switch (p->role) {
+  case HP_EMBEDDING:
+    p->init_std = 1;
+    SAY("gathered rows (an embedding): fan-out %lld grows with the width, fan-in is the vocabulary; "
+        "μP keeps its init N(0, 1) and its Adam learning rate as at the base",
+        (long long)p->fan_out);
+    break;
+  case HP_INPUT:
+    p->init_std = p->fan_in > 0 ? 1 / sqrt((double)p->fan_in) : 1;
+    if (p->fan_out_width)
+      SAY("fan-in %lld fixed, fan-out %lld grows with the width (an input layer): init 1/sqrt(fan_in) and "
+          "the Adam learning rate stay as at the base (μP)", (long long)p->fan_in, (long long)p->fan_out);
+    else
+      SAY("a matrix whose fan-in %lld and fan-out %lld do not grow with the width: base scaling",
+          (long long)p->fan_in, (long long)p->fan_out);
+    break;
+  case HP_HIDDEN:
+    p->init_std = 1 / sqrt((double)p->fan_in);
+    if (p->muon) {
+      double ratio = (double)p->fan_out / (double)p->fan_in;
+      p->init_std *= fmin(1, sqrt(ratio));
+      p->lr_mult = sqrt(fmax(1, ratio));
+      SAY("fan-in %lld and fan-out %lld grow with the width (hidden): Muon, whose orthogonalized update "
+          "scaled by sqrt(max(1, fan_out/fan_in)) keeps its RMS operator norm at any width, so the base "
+          "learning rate transfers; init 1/sqrt(fan_in)·min(1, sqrt(fan_out/fan_in)) (spectral condition)",
+          (long long)p->fan_in, (long long)p->fan_out);
+    } else {
+      p->lr_mult = 1 / k;
+      p->wd_mult = k;
+      p->eps_mult = 1 / k;
+      SAY("fan-in %lld and fan-out %lld grow with the width (hidden): μP init 1/sqrt(fan_in), Adam learning "
+          "rate × fan_in_base/fan_in = %.4g, its epsilon likewise (gradients shrink like 1/fan_in), weight "
+          "decay × %.4g so that lr·wd stays",
+          (long long)p->fan_in, (long long)p->fan_out, 1 / k, k);
+    }
+    break;
+  case HP_READOUT:
+    p->init_std = 1 / sqrt((double)p->fan_in_base);
+    p->output_mult = 1 / k;
+    p->eps_mult = 1 / k;
+    SAY("fan-in %lld grows with the width, fan-out %lld does not (a readout): μP multiplies its output by "
+        "fan_in_base/fan_in = %.4g (mup's MuReadout), init as at the base, Adam learning rate as at the "
+        "base (one growing dimension)", (long long)p->fan_in, (long long)p->fan_out, 1 / k);
+    break;
+  case HP_VECTOR:
+    p->init_std = 0;
+    p->init_value = p->gain ? 1 : 0;
+    p->wd_mult = 0;
+    SAY("a vector (%s): μP keeps its init (%g) and Adam learning rate as at the base; no weight decay",
+        p->gain ? "it multiplies: a gain" : "it adds: a bias", p->init_value);
+    break;
+  }
+  if (p->between && (p->role == HP_INPUT || p->role == HP_READOUT) && p->fan_in_width != p->fan_out_width)
+    SAY(" (but it sits between two matrix products, as a hidden layer does: if its fixed size grows with the "
+        "width, name that symbol in --width, e.g. --width D=128,F=512)");
+  if (p->depth_branch && r != 1) {
+    double lr = pow(r, a - 1);
+    p->lr_mult *= lr;
+    if (p->role == HP_VECTOR) {
+      SAY("; in the repeated block (depth × %.4g, α = %g): learning rate × (L/L_base)^(α-1) = %.4g", r, a, lr);
+    } else {
+      if (!p->muon) p->eps_mult *= pow(r, -a);
+      SAY("; in the repeated block (depth × %.4g, α = %g): learning rate × (L/L_base)^(α-1) = %.4g", r, a, lr);
+      if (!p->muon) SAY(", epsilon × (L/L_base)^-α = %.4g", pow(r, -a));
+    }
+  } else if (p->depth_branch) {
+    SAY("; in the repeated block (at the base depth: no depth factor)");
+  }
+#undef SAY
+}
+
+HpPlan hp_derive(const Graph *g, const HpOpts *o) {
+  HpPlan pl = {0};
+  pl.opt = o->opt;
+  pl.alpha = o->alpha;
+  /* the sizes at base: the entry's with the width and depth symbols at their bases */
+  SizeArg *base = calloc((size_t)o->nbind + 1, sizeof *base);
+  for (int i = 0; i < o->nbind; i++) {
+    base[i] = o->bind[i];
+    for (int w = 0; w < o->nwidth; w++)
+      if (!strcmp(o->bind[i].name, o->width[w].name)) base[i].value = o->width[w].base;
+    if (o->depth.name && !strcmp(o->bind[i].name, o->depth.name)) base[i].value = o->depth.base;
+  }
+  pl.width_mult = 1, pl.depth_mult = 1;
+  for (int i = 0; i < o->nbind; i++) {
+    if (o->nwidth && !strcmp(o->bind[i].name, o->width[0].name) && o->width[0].base > 0)
+      pl.width_mult = (double)o->bind[i].value / (double)o->width[0].base;
+    if (o->depth.name && !strcmp(o->bind[i].name, o->depth.name) && o->depth.base > 0)
+      pl.depth_mult = (double)o->bind[i].value / (double)o->depth.base;
+  }
+  pl.branch_mult = pow(pl.depth_mult, -o->alpha);
+  Users *us = users_of(g);
+  int np = 0;
+  for (int i = 0; i < g->ninputs; i++) np += g->inputs[i]->role == ROLE_PARAM;
+  pl.params = calloc((size_t)np + 1, sizeof *pl.params);
+  for (int i = 0; i < g->ninputs; i++) {
+    const Node *in = g->inputs[i];
+    if (in->role != ROLE_PARAM) continue;
+    HpParam *p = &pl.params[pl.n++];
+    p->param = in;
+    p->depth_dim = -1;
+    int rank = in->shape.rank, map[TS_MAX_RANK];
+    for (int k = 0; k < rank; k++) {
+      map[k] = k;
+      if (o->depth.name && trimmed_eq(in->shape.d[k].sym, o->depth.name)) p->depth_dim = k;
+    }
+    p->depth_branch = p->depth_dim >= 0;
+    Found f = {0};
+    follow(g, us, in, map, rank, &f, 0);
+    p->use = f.at;
+    p->fan_in_dim = f.kind == 1 || f.kind == 2 ? f.fan_in : -1;
+    p->fan_out_dim = f.kind == 1 || f.kind == 2 ? f.fan_out : -1;
+    p->gain = f.gain;
+    for (int s = 0; s < 2; s++) {
+      int d = s ? p->fan_out_dim : p->fan_in_dim;
+      int64_t now = d >= 0 ? in->shape.d[d].n : 1, was = now;
+      if (d >= 0 && in->shape.d[d].sym && !dim_value_at(&in->shape.d[d], base, o->nbind, &was)) was = now;
+      bool wide = d >= 0 && width_dim(o, &in->shape.d[d]);
+      if (s) p->fan_out = now, p->fan_out_base = was, p->fan_out_width = wide;
+      else p->fan_in = now, p->fan_in_base = was, p->fan_in_width = wide;
+    }
+    if (f.kind == 1) { /* between two products: the other operand computed by one, the result read by one */
+      char *seen = calloc((size_t)g->nnodes + 1, 1);
+      const Node *other = reaches(f.at->in[1], in, seen) ? f.at->in[0] : f.at->in[1];
+      memset(seen, 0, (size_t)g->nnodes + 1);
+      bool up = computed_by_product(other, seen);
+      memset(seen, 0, (size_t)g->nnodes + 1);
+      p->between = up && feeds_product(us, f.at, seen);
+      free(seen);
+    }
+    if (f.kind == 2) p->role = HP_EMBEDDING;
+    else if (f.kind == 1 && p->fan_in_dim >= 0 && p->fan_out_dim >= 0)
+      p->role = p->fan_in_width && p->fan_out_width ? HP_HIDDEN : p->fan_in_width ? HP_READOUT : HP_INPUT;
+    else p->role = HP_VECTOR;
+    p->muon = o->opt == HP_MUON && p->role == HP_HIDDEN;
+    derive(p, &pl, o);
+  }
+  for (int i = 0; i < g->nnodes; i++) free(us[i].u);
+  free(us);
+  free(base);
+  if (!pl.n) snprintf(pl.why, sizeof pl.why, "the entry has no Param inputs: nothing to parametrize");
+  return pl;
+}

@@ -1,0 +1,70 @@
+/*
+ * hparams.h: the parametrization and optimizer plan of a model, derived
+ * from its graph (`tilesmith hparams`).
+ *
+ * Every Param is classified from how its dimensions depend on the width
+ * symbols and the depth symbol (their symbolic sizes, evaluated at the base
+ * sizes and at the entry's) and from where it sits in the graph: the first
+ * matrix product, gather or elementwise op its values reach (through
+ * slices, reshapes and permutes, so W[l] of a stacked Param is seen) names
+ * its fan-in and fan-out dimensions.  From the role follow its
+ * initialization, learning-rate multiplier, output multiplier, weight-decay
+ * and Adam-epsilon scaling under μP with depth scaling (CompleteP, α = 1;
+ * depth-μP, α = ½), or the spectral scaling of Muon for hidden matrices.
+ * The rules and their sources are stated once, in hparams.c.
+ */
+#ifndef TS_HPARAMS_H
+#define TS_HPARAMS_H
+
+#include "../ir/ir.h"
+
+typedef enum { HP_INPUT, HP_HIDDEN, HP_READOUT, HP_VECTOR, HP_EMBEDDING } HpRole;
+typedef enum { HP_ADAMW, HP_MUON } HpOptimizer;
+const char *hp_role_name(HpRole r);
+
+#define HP_MAX_WIDTH 8
+
+/* A size symbol and its base value. */
+typedef struct HpSym { const char *name; int64_t base; } HpSym;
+
+typedef struct HpOpts {
+  HpSym width[HP_MAX_WIDTH]; /* symbols that grow with the width (the first names it) */
+  int nwidth;
+  HpSym depth;               /* the number of residual blocks (name NULL: none) */
+  const SizeArg *bind;       /* the entry's sizes */
+  int nbind;
+  HpOptimizer opt;
+  double alpha;              /* depth exponent: 1 (CompleteP) or 0.5 (depth-μP) */
+} HpOpts;
+
+typedef struct HpParam {
+  const Node *param;
+  HpRole role;
+  bool depth_branch;         /* stacked along the depth symbol: in the L-times repeated block */
+  int fan_in_dim, fan_out_dim, depth_dim; /* dimensions of the Param, -1: none */
+  int64_t fan_in, fan_out, fan_in_base, fan_out_base; /* per block */
+  bool fan_in_width, fan_out_width;
+  bool gain;                 /* a vector that multiplies (initialized to 1; else to 0) */
+  bool muon;                 /* updated by Muon (hidden matrices under --optimizer muon) */
+  bool between;              /* its product reads another product's result and feeds a third */
+  const Node *use;           /* the node that decided the role (its source position) */
+  double init_std, init_value, lr_mult, output_mult, wd_mult, eps_mult;
+  char reason[480];
+} HpParam;
+
+typedef struct HpPlan {
+  HpParam *params;
+  int n;
+  double width_mult;         /* width / base width (the first width symbol) */
+  double depth_mult;         /* L / base L (1 without a depth symbol) */
+  double branch_mult;        /* the multiplier of each residual block's update: depth_mult^-alpha */
+  HpOptimizer opt;
+  double alpha;
+  char why[200];             /* set when the plan could not be made */
+} HpPlan;
+
+/* Classify g's Params and derive their scalings; plan.n == 0 and plan.why
+   set on an error (an unbound symbol, no Params). */
+HpPlan hp_derive(const Graph *g, const HpOpts *o);
+
+#endif

@@ -1,0 +1,1 @@
+hparams @FILE --entry mlp_digits --width Q=64

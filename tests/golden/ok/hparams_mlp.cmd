@@ -1,0 +1,1 @@
+hparams examples/mlp_classifier.lean --entry mlp_digits --width D=64 --depth L=2
