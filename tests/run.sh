@@ -101,6 +101,8 @@ if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite grad-torch "$py" tests/grad/torch_check.py ./tilesmith
   # tilesmith hparams --emit-pytorch from PyTorch, and a muP coordinate check (CPU)
   suite hparams-torch "$py" tests/hparams/check_pytorch.py ./tilesmith
+  # tilesmith train against the same training in PyTorch (float64, CPU)
+  suite train-torch "$py" tests/train/torch_check.py ./tilesmith
 fi
 suite unit-asan build/asan/unit
 suite golden-asan tests/golden.sh build/asan/tilesmith

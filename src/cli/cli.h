@@ -46,6 +46,13 @@ typedef struct Opts {
   double alpha;           /* hparams: --alpha (has_alpha) */
   bool has_alpha;
   const char *emit_pytorch; /* hparams: --emit-pytorch OUT.py */
+  int64_t steps;          /* train */
+  double lr, lr_adam, wd, clip;
+  int64_t warmup, log_every;
+  const char *lr_schedule;
+  const char *text;       /* train: a byte corpus for ids and targets */
+  bool param_derived;     /* train: --param derived */
+  const char *init_dir, *save_dir; /* train: --init DIR, --save DIR */
 } Opts;
 
 /* One compilation: its arena, context and program. */
@@ -105,6 +112,13 @@ int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_tune(Opts *o);     /* cmd_tune.c */
 int cmd_grad(Opts *o);     /* cmd_grad.c */
 int cmd_hparams(Opts *o);  /* cmd_hparams.c */
+int cmd_train(Opts *o);    /* cmd_train.c */
+struct HpOpts;
+/* hparams and train: load, elaborate with --width/--depth (cmd_hparams.c);
+   EXIT_OK or the exit status with the message printed; hparams_free
+   releases what it parsed. */
+int hparams_setup(Session *s, Opts *o, struct HpOpts *ho, Graph **g);
+void hparams_free(struct HpOpts *ho);
 /* Read the --in files into inputs[] (main.c); false (message printed) on error. */
 bool read_inputs(Opts *o, Graph *g, Tensor **inputs);
 int cmd_opt(Opts *o);      /* cmd_opt.c */

@@ -239,25 +239,26 @@ static bool emit_pytorch(const HpPlan *pl, const HpOpts *ho, const Opts *o, cons
   return ok;
 }
 
-int cmd_hparams(Opts *o) {
-  HpOpts ho = {.alpha = o->has_alpha ? o->alpha : 1};
-  if (parse_syms(o->width_spec, ho.width, HP_MAX_WIDTH, &ho.nwidth, "--width")) return EXIT_USAGE;
+/* Load and elaborate the entry with the width and depth symbols of
+   --width/--depth (a symbol the entry leaves unbound and --size does not
+   give is taken at its base), then take their bases (default: the entry's
+   own values).  EXIT_OK, or the exit status (message printed). */
+int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
+  *gp = NULL;
+  memset(ho, 0, sizeof *ho);
+  ho->alpha = o->has_alpha ? o->alpha : 1;
+  if (o->width_spec && parse_syms(o->width_spec, ho->width, HP_MAX_WIDTH, &ho->nwidth, "--width")) return EXIT_USAGE;
   if (o->depth_spec) {
     int nd = 0;
-    if (parse_syms(o->depth_spec, &ho.depth, 1, &nd, "--depth")) return EXIT_USAGE;
+    if (parse_syms(o->depth_spec, &ho->depth, 1, &nd, "--depth")) return EXIT_USAGE;
   }
-  Session s;
-  session_open(&s);
-  int rc = EXIT_USER;
-  Graph *g = NULL;
-  if (!load(&s, o->file)) goto done;
-  /* a symbol the entry leaves unbound and --size does not give: at its base */
+  if (!load(s, o->file)) return EXIT_USER;
   SizeArg have[64];
-  int nhave = entry_bindings(&s, o, have, 64);
+  int nhave = entry_bindings(s, o, have, 64);
   HpSym *all[HP_MAX_WIDTH + 1];
   int nall = 0;
-  for (int i = 0; i < ho.nwidth; i++) all[nall++] = &ho.width[i];
-  if (ho.depth.name) all[nall++] = &ho.depth;
+  for (int i = 0; i < ho->nwidth; i++) all[nall++] = &ho->width[i];
+  if (ho->depth.name) all[nall++] = &ho->depth;
   for (int i = 0; i < nall; i++) {
     bool known = false;
     for (int k = 0; k < nhave; k++) known |= !strcmp(have[k].name, all[i]->name);
@@ -265,7 +266,7 @@ int cmd_hparams(Opts *o) {
       fprintf(stderr, "tilesmith: error: '%s' is not a Nat parameter of '%s' (its Nat parameters:", all[i]->name, o->entry);
       for (int k = 0; k < nhave; k++) fprintf(stderr, " %s", have[k].name);
       fprintf(stderr, ")\n");
-      goto done;
+      return EXIT_USER;
     }
   }
   for (int i = 0; i < nall; i++) {
@@ -274,23 +275,39 @@ int cmd_hparams(Opts *o) {
       if (!strcmp(o->sizes[k].name, all[i]->name)) v = o->sizes[k].value;
     if (v <= 0 && all[i]->base > 0 && o->nsizes < 64) o->sizes[o->nsizes++] = (SizeArg){all[i]->name, all[i]->base, false};
   }
-  g = elaborate(&s, o, o->entry);
-  if (!g) goto done;
-  o->nbind = entry_bindings(&s, o, o->bind, 64);
+  Graph *g = elaborate(s, o, o->entry);
+  if (!g) return EXIT_USER;
+  o->nbind = entry_bindings(s, o, o->bind, 64);
   for (int i = 0; i < nall; i++) {
     int64_t v = bound(o->bind, o->nbind, all[i]->name);
     if (v <= 0) {
       fprintf(stderr, "tilesmith: error: '%s' is not a Nat parameter of '%s'%s\n", all[i]->name, o->entry,
               o->nbind ? "" : " (it has none)");
-      goto done;
+      return EXIT_USER;
     }
     if (!all[i]->base) all[i]->base = v;
   }
-  ho.bind = o->bind;
-  ho.nbind = o->nbind;
-  if (!o->optimizer || !strcmp(o->optimizer, "adamw")) ho.opt = HP_ADAMW;
-  else if (!strcmp(o->optimizer, "muon")) ho.opt = HP_MUON;
-  else ho.opt = HP_MUON; /* auto: Muon where there are hidden matrices (hp_derive leaves the rest on AdamW) */
+  ho->bind = o->bind;
+  ho->nbind = o->nbind;
+  ho->opt = o->optimizer && strcmp(o->optimizer, "adamw") && strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "lion")
+                ? HP_MUON : HP_ADAMW; /* muon, auto: Muon where there are hidden matrices */
+  *gp = g;
+  return EXIT_OK;
+}
+
+void hparams_free(HpOpts *ho) {
+  for (int i = 0; i < ho->nwidth; i++) free((void *)ho->width[i].name);
+  free((void *)ho->depth.name);
+}
+
+int cmd_hparams(Opts *o) {
+  HpOpts ho;
+  Session s;
+  session_open(&s);
+  Graph *g = NULL;
+  int rc = hparams_setup(&s, o, &ho, &g);
+  if (rc != EXIT_OK) goto done;
+  rc = EXIT_USER;
   HpPlan pl = hp_derive(g, &ho);
   if (!pl.n) {
     fprintf(stderr, "tilesmith: error: %s\n", pl.why);
@@ -308,8 +325,7 @@ int cmd_hparams(Opts *o) {
   else if (!o->emit_pytorch) print_table(&pl, &ho, g, o);
   free(pl.params);
 done:
-  for (int i = 0; i < ho.nwidth; i++) free((void *)ho.width[i].name);
-  free((void *)ho.depth.name);
+  hparams_free(&ho);
   session_close(&s);
   return rc;
 }

@@ -8,6 +8,7 @@
  * printed by the stage that found it; success is exit 0.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -394,6 +395,29 @@ static const Command commands[] = {
      "--emit-pytorch writes a module with init_() and param_groups() to call\n"
      "on a PyTorch model whose tensors carry the Params' names.\n",
      cmd_hparams, true, false},
+    {"train", "train a loss entry on the CPU",
+     "tilesmith train FILE.lean --entry LOSS [--size ...] (--data NAME=PATH.npy... | --text PATH) [--steps N] [--lr X]\n"
+     "                 [--optimizer sgd|adamw|lion|muon] [--param sp|derived --width D=BASE [--depth L=BASE]]\n"
+     "                 [--lr-schedule constant|cosine|linear|wsd] [--warmup N] [--wd W] [--clip C] [--seed S] [--csv OUT.csv]\n"
+     "                 [--init DIR] [--save DIR]",
+     "Trains the entry (a loss: one real number) on the CPU: the loss and its\n"
+     "gradients (tilesmith grad) evaluated in one pass of the float64\n"
+     "interpreter each step, the Params initialized and updated as the\n"
+     "parametrization says: standard (--param sp, the default: 1/sqrt(fan_in)\n"
+     "for matrices, gains 1, biases 0, every multiplier 1) or derived from the\n"
+     "base sizes as 'tilesmith hparams' prints it (--param derived with --width\n"
+     "and --depth): per-Param learning-rate, weight-decay and epsilon\n"
+     "multipliers, the readout's output multiplier and each residual block's\n"
+     "branch multiplier.  Optimizers as PyTorch defines them: sgd (momentum\n"
+     "0.9), adamw, lion, muon (hidden matrices; AdamW at --adamw-lr for the\n"
+     "rest).  The data: --data NAME=PATH.npy for each Tensor and Index input\n"
+     "(rows along the first dimension, batches of the input's first size,\n"
+     "shuffled per epoch) or --text PATH (windows of bytes: ids and targets\n"
+     "shifted by one).  Prints the loss every --log-every steps (default 10)\n"
+     "and writes every logged step to --csv.  Deterministic for a --seed.\n"
+     "--init DIR reads Params from DIR/NAME.npy where present; --save DIR\n"
+     "writes the trained ones there (float64).\n",
+     cmd_train, true, false},
     {"rules", "list the rewrite rules",
      "tilesmith rules",
      "Lists the rewrite rules of the equality saturation (src/rewrite/rules.def):\n"
@@ -470,6 +494,23 @@ static void print_cmd_help(const Command *c) {
            "  --alpha A             depth exponent: 1 (CompleteP, default) or 0.5 (depth-muP)\n"
            "  --json                the table as JSON\n"
            "  --emit-pytorch OUT.py a module with init_() and param_groups() for PyTorch\n");
+  if (c->run == cmd_train)
+    printf("  --data NAME=PATH.npy  rows of a Tensor or Index input (repeatable)\n"
+           "  --text PATH           a byte corpus: windows for the ids and targets Index inputs\n"
+           "  --steps N             optimizer steps (default 100)\n"
+           "  --lr X                base learning rate (default 1e-3)\n"
+           "  --optimizer O         sgd, adamw (default), lion or muon\n"
+           "  --adamw-lr X          with muon: AdamW's learning rate for the rest\n"
+           "  --param P             sp (default) or derived (with --width D=BASE [--depth L=BASE])\n"
+           "  --alpha A             depth exponent of the derived parametrization: 1 or 0.5\n"
+           "  --lr-schedule S       constant (default), cosine, linear or wsd (warmup-stable-decay)\n"
+           "  --warmup N            linear warmup steps\n"
+           "  --wd W                weight decay (decoupled; L2 for sgd)\n"
+           "  --clip C              clip the global gradient norm at C\n"
+           "  --seed S              seed of the initialization and the batch order (default 0)\n"
+           "  --log-every K         print and log every K steps (default 10)\n"
+           "  --csv OUT.csv         write the logged steps\n"
+           "  --init DIR, --save DIR  read / write Params as DIR/NAME.npy\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
@@ -589,17 +630,67 @@ static int parse_args(Opts *o, int argc, char **argv) {
       uint64_t t;
       if (!v || !parse_u64(v, &t) || t < 1 || t > 1000) return usage_error("--trials needs a number from 1 to 1000");
       o->trials = (int)t;
-    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--width", &m)) || m)) {
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--data", &m)) || m)) {
+      const char *eq = v ? strchr(v, '=') : NULL;
+      if (!eq || eq == v || !eq[1]) return usage_error("--data expects NAME=PATH.npy");
+      if (o->nins == 64) return usage_error("too many --data arrays (at most 64)");
+      o->ins[o->nins].name = strndup(v, (size_t)(eq - v));
+      o->ins[o->nins++].path = eq + 1;
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--init", &m)) || m)) {
+      if (!v) return usage_error("--init needs a directory of NAME.npy Params");
+      o->init_dir = v;
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--save", &m)) || m)) {
+      if (!v) return usage_error("--save needs a directory");
+      o->save_dir = v;
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--text", &m)) || m)) {
+      if (!v) return usage_error("--text needs a file of text");
+      o->text = v;
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--csv", &m)) || m)) {
+      if (!v) return usage_error("--csv needs a path");
+      o->out = v;
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--param", &m)) || m)) {
+      if (!v || (strcmp(v, "sp") && strcmp(v, "derived"))) return usage_error("--param needs sp or derived");
+      o->param_derived = !strcmp(v, "derived");
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--lr-schedule", &m)) || m)) {
+      if (!v || (strcmp(v, "constant") && strcmp(v, "cosine") && strcmp(v, "linear") && strcmp(v, "wsd")))
+        return usage_error("--lr-schedule needs constant, cosine, linear or wsd");
+      o->lr_schedule = v;
+    } else if (cur_cmd->run == cmd_train && (((v = opt_value(argc, argv, &i, "--steps", &m)) || m) ||
+                                             ((v = opt_value(argc, argv, &i, "--warmup", &m)) || m) ||
+                                             ((v = opt_value(argc, argv, &i, "--log-every", &m)) || m))) {
+      const char *name = argv[i - (v ? 1 : 0)];
+      uint64_t n;
+      if (!v || !parse_u64(v, &n) || n > 100000000) return usage_error("%s needs a whole number", name);
+      if (!strncmp(name, "--steps", 7)) o->steps = (int64_t)n;
+      else if (!strncmp(name, "--warmup", 8)) o->warmup = (int64_t)n;
+      else o->log_every = (int64_t)n;
+    } else if (cur_cmd->run == cmd_train && (((v = opt_value(argc, argv, &i, "--lr", &m)) || m) ||
+                                             ((v = opt_value(argc, argv, &i, "--adamw-lr", &m)) || m) ||
+                                             ((v = opt_value(argc, argv, &i, "--wd", &m)) || m) ||
+                                             ((v = opt_value(argc, argv, &i, "--clip", &m)) || m))) {
+      const char *name = argv[i - (v ? 1 : 0)];
+      char *end;
+      double x = v ? strtod(v, &end) : -1;
+      if (!v || *end || !(x >= 0) || !isfinite(x)) return usage_error("%s needs a number, 0 or more", name);
+      if (!strncmp(name, "--lr", 4) && strncmp(name, "--lr-", 5)) o->lr = x;
+      else if (!strncmp(name, "--adamw-lr", 10)) o->lr_adam = x;
+      else if (!strncmp(name, "--wd", 4)) o->wd = x;
+      else o->clip = x;
+    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
+      if (!v || (strcmp(v, "sgd") && strcmp(v, "adamw") && strcmp(v, "lion") && strcmp(v, "muon")))
+        return usage_error("--optimizer needs sgd, adamw, lion or muon");
+      o->optimizer = v;
+    } else if ((cur_cmd->run == cmd_hparams || cur_cmd->run == cmd_train) && ((v = opt_value(argc, argv, &i, "--width", &m)) || m)) {
       if (!v) return usage_error("--width needs SYM[=BASE] (the width symbol and its base size)");
       o->width_spec = v;
-    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--depth", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_hparams || cur_cmd->run == cmd_train) && ((v = opt_value(argc, argv, &i, "--depth", &m)) || m)) {
       if (!v) return usage_error("--depth needs SYM[=BASE] (the number of residual blocks and its base)");
       o->depth_spec = v;
     } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
       if (!v || (strcmp(v, "adamw") && strcmp(v, "muon") && strcmp(v, "auto")))
         return usage_error("--optimizer needs adamw, muon or auto");
       o->optimizer = v;
-    } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--alpha", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_hparams || cur_cmd->run == cmd_train) && ((v = opt_value(argc, argv, &i, "--alpha", &m)) || m)) {
       if (!v || (strcmp(v, "1") && strcmp(v, "0.5") && strcmp(v, "1.0")))
         return usage_error("--alpha needs 1 (CompleteP) or 0.5 (depth-muP)");
       o->alpha = atof(v);
@@ -611,7 +702,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->emit_pytorch = v;
     } else if (cur_cmd->run == cmd_grad && !strcmp(a, "--check")) {
       o->check = true;
-    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad) &&
+    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad || cur_cmd->run == cmd_train) &&
                ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
       if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_grad) && ((v = opt_value(argc, argv, &i, "--out", &m)) || m)) {

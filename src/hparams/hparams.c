@@ -205,6 +205,24 @@ static bool computed_by_product(const Node *n, char *seen) {
   return false;
 }
 
+/* From a product's result through positively homogeneous ops (f(c·x) =
+   c·f(x) for c > 0) to an add whose other operand does not depend on it:
+   the residual add of the block the product ends. */
+static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *seen, size_t nseen, int depth) {
+  if (depth > 32) return false;
+  for (int u = 0; u < us[n->id].n; u++) {
+    const Node *x = us[n->id].u[u].n;
+    if (x->op == OP_RESHAPE || x->op == OP_PERMUTE || x->op == OP_RELU) {
+      if (ends_branch(us, x, prod, seen, nseen, depth + 1)) return true;
+    } else if (x->op == OP_ADD) {
+      const Node *other = x->in[0] == n ? x->in[1] : x->in[0];
+      memset(seen, 0, nseen);
+      if (other->id < prod->id || !reaches(other, prod, seen)) return true;
+    }
+  }
+  return false;
+}
+
 static Users *users_of(const Graph *g) {
   Users *us = calloc((size_t)g->nnodes + 1, sizeof *us);
   for (int i = 0; i < g->nnodes; i++) {
@@ -360,6 +378,9 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
       bool up = computed_by_product(other, seen);
       memset(seen, 0, (size_t)g->nnodes + 1);
       p->between = up && feeds_product(us, f.at, seen);
+      free(seen);
+      seen = calloc((size_t)g->nnodes + 1, 1);
+      p->branch_last = p->depth_branch && ends_branch(us, f.at, f.at, seen, (size_t)g->nnodes + 1, 0);
       free(seen);
     }
     if (f.kind == 2) p->role = HP_EMBEDDING;

@@ -47,6 +47,9 @@ typedef struct HpParam {
   bool gain;                 /* a vector that multiplies (initialized to 1; else to 0) */
   bool muon;                 /* updated by Muon (hidden matrices under --optimizer muon) */
   bool between;              /* its product reads another product's result and feeds a third */
+  bool branch_last;          /* in the repeated block, its product reaches the residual add through
+                                positively homogeneous ops only (reshape, permute, relu): scaling it
+                                by branch_mult scales the block's update (how a trainer applies it) */
   const Node *use;           /* the node that decided the role (its source position) */
   double init_std, init_value, lr_mult, output_mult, wd_mult, eps_mult;
   char reason[480];

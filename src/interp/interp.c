@@ -81,6 +81,7 @@ typedef struct Run {
   Tensor **given; /* interp_run_ex: values standing for nodes (borrowed), or NULL */
   const Node *target; /* the node evaluated (the output unless interp_run_ex says) */
   const bool *keep;   /* interp_run_ex: nodes whose values the caller keeps, or NULL */
+  bool keep_roots;    /* interp_run_many: the kept nodes are evaluated too (liveness roots) */
   Tensor **val;   /* per node id; INPUT and given entries are borrowed */
   int *uses;      /* live operand slots naming each node */
   bool *live;
@@ -458,6 +459,8 @@ static Run *run_new(Graph *g, Tensor **inputs) {
 static void run_liveness(Run *r) {
   Graph *g = r->g;
   r->live[r->target->id] = true;
+  if (r->keep_roots)
+    for (int i = 0; i < r->target->id; i++) r->live[i] |= r->keep[i];
   for (int i = r->target->id; i >= 0; i--) {
     Node *n = g->nodes[i];
     if (!r->live[i] || (r->given && r->given[i])) continue;
@@ -568,6 +571,51 @@ Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *tar
   r->given = given;
   r->keep = keep;
   return run_guarded(r, values);
+}
+
+void interp_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out) {
+  const Node *volatile last = NULL;
+  bool *volatile keep = calloc((size_t)g->nnodes + 1, sizeof *keep);
+  Tensor **volatile values = calloc((size_t)g->nnodes + 1, sizeof *values);
+  if (!keep || !values) {
+    free(keep);
+    free(values);
+    ts_fatal(g->ctx, "out of memory starting the interpreter");
+  }
+  for (int i = 0; i < n; i++) {
+    keep[targets[i]->id] = true;
+    if (!last || targets[i]->id > last->id) last = targets[i];
+  }
+  Run *r = run_new(g, inputs);
+  r->target = last;
+  r->keep = keep;
+  r->keep_roots = true;
+  jmp_buf here;
+  jmp_buf *volatile prev = g->ctx->unwind;
+  if (prev && setjmp(here)) { /* run_guarded has freed the run and what values held */
+    g->ctx->unwind = prev;
+    free(keep);
+    free(values);
+    longjmp(*prev, 1);
+  }
+  if (prev) g->ctx->unwind = &here;
+  Tensor *t = run_guarded(r, values);
+  g->ctx->unwind = prev;
+  tensor_free(values[last->id]); /* run_all's copy of the target: t is it */
+  values[last->id] = t;
+  for (int i = 0; i < n; i++) {
+    Tensor *v = values[targets[i]->id];
+    bool first = true; /* a node asked for twice: a copy for the second */
+    for (int j = 0; j < i; j++) first &= targets[j] != targets[i];
+    if (first) {
+      out[i] = v;
+    } else {
+      out[i] = tensor_new(&v->shape, v->kind);
+      if (out[i]) memcpy(out[i]->data, v->data, (size_t)shape_numel(&v->shape) * sizeof(double));
+    }
+  }
+  free(keep);
+  free(values);
 }
 
 /* ---- random inputs ---- */

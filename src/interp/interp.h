@@ -36,6 +36,11 @@ Tensor *interp_run(Graph *g, Tensor **inputs);
 Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const bool *keep,
                       Tensor **values);
 
+/* Several nodes in one pass, their shared operands evaluated once (a loss
+   and its gradients): out[i] is targets[i]'s value (caller frees). Unwinds
+   through g->ctx on an error. */
+void interp_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out);
+
 /* Running error analysis (bound.c): evaluates `target` as interp_run_ex
    does (given values and inputs are exact) and, in *bound (same shape,
    caller frees), a first-order bound per element on |computed - exact| for

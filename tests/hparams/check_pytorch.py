@@ -32,16 +32,10 @@ import torch
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "./tilesmith"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-npass = nfail = 0
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checks import Checks  # noqa: E402
 
-
-def check(ok, what):
-    global npass, nfail
-    print(("ok   " if ok else "FAIL ") + what)
-    if ok:
-        npass += 1
-    else:
-        nfail += 1
+check = Checks()
 
 
 def hparams(args, tmp, tag):
@@ -177,5 +171,4 @@ def coord_check(tmp):
 with tempfile.TemporaryDirectory() as tmp:
     module_checks(tmp)
     coord_check(tmp)
-print("%d passed, %d failed" % (npass, nfail))
-sys.exit(1 if nfail else 0)
+sys.exit(check.finish())

@@ -15,14 +15,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import tune  # noqa: E402
 
-passed = failed = 0
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checks import Checks  # noqa: E402
 
-
-def check(ok, what):
-    global passed, failed
-    passed += bool(ok)
-    failed += not ok
-    print("%s %s" % ("ok  " if ok else "FAIL", what))
+check = Checks()
 
 
 def run(tool, *args):
@@ -59,8 +55,7 @@ def main(tool):
         r = run(tool, "opt", "examples/attention.lean", "--entry", "attention", "--size", "B=1,H=2,N=512,D=64",
                 "--tuned", recs, "--target", "best", "-o", out)
         check(r.returncode == 1 and "no tuned record" in r.stderr, "another size has no record: an error, not a guess")
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

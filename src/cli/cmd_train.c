@@ -1,0 +1,188 @@
+/*
+ * cmd_train.c: `tilesmith train`, a loss entry trained on the CPU
+ * (src/train) under the standard parametrization or the derived one
+ * (src/hparams), with progress on the terminal and a CSV of the steps.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../train/train.h"
+#include "cli.h"
+
+typedef struct Logger { FILE *csv; bool tty; int64_t steps; } Logger;
+
+static void on_log(const TrainLog *l, void *ud) {
+  Logger *lg = ud;
+  printf("step %*lld/%lld  loss %.5f  lr %.3g  |grad| %.3g  %.1f s  %.0f samples/s\n", lg->steps >= 10000 ? 6 : 4,
+         (long long)l->step, (long long)lg->steps, l->loss, l->lr, l->grad_norm, l->seconds, l->samples_per_s);
+  if (lg->tty) fflush(stdout);
+  if (lg->csv) fprintf(lg->csv, "%lld,%.9g,%.9g,%.9g,%.6f,%.3f\n", (long long)l->step, l->loss, l->lr, l->grad_norm,
+                       l->seconds, l->samples_per_s);
+}
+
+static unsigned char *read_file(const char *path, int64_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  unsigned char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n == cap) {
+      cap = cap ? 2 * cap : 1 << 16;
+      unsigned char *b = realloc(buf, cap);
+      if (!b) break;
+      buf = b;
+    }
+    size_t r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (r == 0) break;
+  }
+  fclose(f);
+  *len = (int64_t)n;
+  return buf;
+}
+
+int cmd_train(Opts *o) {
+  HpOpts ho;
+  Session s;
+  session_open(&s);
+  Graph *g = NULL;
+  TrainData data = {0};
+  unsigned char *text = NULL;
+  FILE *csv = NULL;
+  HpPlan pl = {0};
+  int rc = EXIT_USER;
+  if (o->param_derived && !o->width_spec) {
+    rc = usage_error("--param derived needs --width SYM=BASE (and --depth SYM=BASE for a deep model)");
+    memset(&ho, 0, sizeof ho);
+    goto done;
+  }
+  if (o->optimizer && !strcmp(o->optimizer, "muon") && !o->width_spec) {
+    rc = usage_error("--optimizer muon needs --width SYM (with --param sp: --width SYM alone) to tell hidden matrices");
+    memset(&ho, 0, sizeof ho);
+    goto done;
+  }
+  if (!o->param_derived) { /* standard: the sizes are their own bases, every multiplier 1 */
+    for (char *c = (char *)o->width_spec; c && *c; c++)
+      if (*c == '=') {
+        rc = usage_error("--param sp takes --width SYM without a base (the entry's own size is the base)");
+        memset(&ho, 0, sizeof ho);
+        goto done;
+      }
+    o->depth_spec = NULL;
+  }
+  rc = hparams_setup(&s, o, &ho, &g);
+  if (rc != EXIT_OK) goto done;
+  rc = EXIT_USER;
+  if (setjmp(s.jb)) goto done;
+  /* the data: arrays by input name, or a byte corpus for two Index inputs */
+  for (int i = 0; i < o->nins; i++) {
+    const Node *in = NULL;
+    for (int k = 0; k < g->ninputs; k++)
+      if (!strcmp(g->inputs[k]->name, o->ins[i].name)) in = g->inputs[k];
+    if (!in || in->role == ROLE_PARAM) {
+      fprintf(stderr, "tilesmith: error: --data %s: '%s' is not a Tensor or Index input of '%s'\n", o->ins[i].name,
+              o->ins[i].name, o->entry);
+      goto done;
+    }
+    char e[512];
+    Tensor *t = npy_read(o->ins[i].path, e, sizeof e);
+    if (!t) {
+      fprintf(stderr, "tilesmith: error: %s\n", e);
+      goto done;
+    }
+    int64_t B = in->shape.rank ? in->shape.d[0].n : 1, per = B ? shape_numel(&in->shape) / B : 0;
+    int64_t rows = t->shape.rank ? t->shape.d[0].n : 0;
+    if (!in->shape.rank || !rows || shape_numel(&t->shape) != rows * per || (data.narrays && rows != data.nsamples) ||
+        data.narrays >= 16) {
+      char sh[128], sh2[128];
+      fprintf(stderr, "tilesmith: error: --data %s: %s holds %s; the input is %s, so it needs rows of %lld elements%s\n",
+              o->ins[i].name, o->ins[i].path, shape_str(&t->shape, sh, sizeof sh), shape_str(&in->shape, sh2, sizeof sh2),
+              (long long)per, data.narrays ? " and as many rows as the other arrays" : "");
+      tensor_free(t);
+      goto done;
+    }
+    data.arrays[data.narrays++] = (TrainArray){in, t};
+    data.nsamples = rows;
+  }
+  if (o->text) {
+    for (int k = 0; k < g->ninputs; k++) {
+      const Node *in = g->inputs[k];
+      if (in->role != ROLE_INDEX) continue;
+      if (!data.ids) data.ids = in;
+      else if (!data.targets) data.targets = in;
+    }
+    if (!data.targets || data.ids->shape.rank != 2 || !shape_equal(&data.ids->shape, &data.targets->shape)) {
+      fprintf(stderr, "tilesmith: error: --text needs an entry whose first two Index inputs are ids and targets of one shape [B, N]\n");
+      goto done;
+    }
+    text = read_file(o->text, &data.text_len);
+    if (!text || data.text_len < data.ids->shape.d[1].n + 2) {
+      fprintf(stderr, "tilesmith: error: --text %s: %s\n", o->text, text ? "shorter than one window" : strerror(errno));
+      goto done;
+    }
+    data.text = text;
+  }
+  for (int k = 0; k < g->ninputs; k++) {
+    const Node *in = g->inputs[k];
+    bool have = in->role == ROLE_PARAM || in == data.ids || in == data.targets;
+    for (int a = 0; a < data.narrays; a++) have |= data.arrays[a].input == in;
+    if (!have) {
+      fprintf(stderr, "tilesmith: error: no data for the input '%s' of '%s': pass --data %s=PATH.npy (rows along its first dimension)%s\n",
+              in->name, o->entry, in->name, in->role == ROLE_INDEX ? " or --text PATH" : "");
+      goto done;
+    }
+  }
+  pl = hp_derive(g, &ho);
+  if (!pl.n) {
+    fprintf(stderr, "tilesmith: error: %s\n", pl.why);
+    goto done;
+  }
+  TrainOpts to = {.steps = o->steps ? o->steps : 100, .lr = o->lr > 0 ? o->lr : 1e-3, .lr_adam = o->lr_adam,
+                  .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = o->wd,
+                  .warmup = o->warmup, .clip = o->clip, .seed = o->seed, .log_every = o->log_every ? o->log_every : 10,
+                  .init_dir = o->init_dir, .save_dir = o->save_dir};
+  if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "tilesmith: error: cannot make the directory %s: %s\n", o->save_dir, strerror(errno));
+    goto done;
+  }
+  const char *opt = o->optimizer ? o->optimizer : "adamw";
+  to.opt = !strcmp(opt, "sgd") ? TOPT_SGD : !strcmp(opt, "lion") ? TOPT_LION : !strcmp(opt, "muon") ? TOPT_MUON : TOPT_ADAMW;
+  if (to.opt == TOPT_LION) to.beta2 = 0.99;
+  if (to.opt == TOPT_MUON) to.momentum = 0.95;
+  const char *sc = o->lr_schedule ? o->lr_schedule : "constant";
+  to.sched = !strcmp(sc, "cosine") ? TSCHED_COSINE : !strcmp(sc, "linear") ? TSCHED_LINEAR : !strcmp(sc, "wsd") ? TSCHED_WSD
+                                                                                                      : TSCHED_CONSTANT;
+  if (o->out) {
+    csv = fopen(o->out, "w");
+    if (!csv) {
+      fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", o->out, strerror(errno));
+      goto done;
+    }
+    fprintf(csv, "step,loss,lr,grad_norm,seconds,samples_per_s\n");
+  }
+  printf("train %s: %d Params, %s parametrization, %s, lr %g (%s schedule%s), %lld steps, seed %llu\n", o->entry, pl.n,
+         o->param_derived ? "derived" : "standard", train_optimizer_name(to.opt), to.lr, train_schedule_name(to.sched),
+         to.warmup ? ", warmup" : "", (long long)to.steps, (unsigned long long)to.seed);
+  Logger lg = {csv, isatty(1), to.steps};
+  char why[200];
+  double loss = train_run(g, &pl, &data, &to, on_log, &lg, why, sizeof why);
+  if (why[0]) {
+    fprintf(stderr, "tilesmith: error: %s\n", why);
+    goto done;
+  }
+  printf("final loss %.6f\n", loss);
+  if (o->save_dir) printf("wrote the trained Params to %s/NAME.npy\n", o->save_dir);
+  if (csv) printf("wrote %s\n", o->out);
+  rc = EXIT_OK;
+done:
+  if (csv) fclose(csv);
+  free(pl.params);
+  for (int a = 0; a < data.narrays; a++) tensor_free(data.arrays[a].rows);
+  free(text);
+  hparams_free(&ho);
+  session_close(&s);
+  return rc;
+}

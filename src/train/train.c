@@ -1,0 +1,324 @@
+/*
+ * train.c: the training loop, the optimizers and the schedules.
+ *
+ * One step: a batch of the data into the entry's Tensor and Index inputs;
+ * each Param's value as the graph sees it (its stored value times its
+ * forward scale: the readout's output multiplier, the branch multiplier on
+ * the last matrix of each residual block; a multiplier of a product's
+ * operand is one of its output); the loss and every gradient in one pass
+ * (interp_run_many); the gradients of the stored values (times the scale);
+ * a global-norm clip; then each Param's update.  The optimizers follow
+ * PyTorch's definitions (torch.optim.SGD with momentum and L2 weight decay,
+ * AdamW with decoupled decay and bias correction, Lion (Chen et al. 2023),
+ * Muon: Nesterov momentum, the update orthogonalized by five Newton-Schulz
+ * steps (Jordan's quintic coefficients 3.4445, -4.7750, 2.0315) per matrix,
+ * decoupled decay), with the learning rate of each Param scaled by its
+ * lr_mult and the schedule, its decay by wd_mult and Adam's epsilon by
+ * eps_mult.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../grad/grad.h"
+#include "train.h"
+
+const char *train_optimizer_name(TrainOptimizer o) {
+  switch (o) {
+  case TOPT_SGD: return "sgd";
+  case TOPT_ADAMW: return "adamw";
+  case TOPT_LION: return "lion";
+  case TOPT_MUON: return "muon";
+  }
+  return "?";
+}
+
+const char *train_schedule_name(TrainSchedule s) {
+  switch (s) {
+  case TSCHED_CONSTANT: return "constant";
+  case TSCHED_COSINE: return "cosine";
+  case TSCHED_LINEAR: return "linear";
+  case TSCHED_WSD: return "wsd";
+  }
+  return "?";
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The schedule's factor at step t (0-based) of T. */
+static double schedule(const TrainOpts *o, int64_t t) {
+  int64_t T = o->steps, w = o->warmup < T ? o->warmup : 0;
+  if (t < w) return (double)(t + 1) / (double)w;
+  double x = T > w ? (double)(t - w) / (double)(T - w) : 0;
+  switch (o->sched) {
+  case TSCHED_CONSTANT: return 1;
+  case TSCHED_COSINE: return 0.5 * (1 + cos(3.14159265358979323846 * x));
+  case TSCHED_LINEAR: return 1 - x;
+  case TSCHED_WSD: {
+    double d = o->decay_frac > 0 ? o->decay_frac : 0.2;
+    return x < 1 - d ? 1 : (1 - x) / d;
+  }
+  }
+  return 1;
+}
+
+typedef struct PState {
+  const HpParam *hp;
+  int input;           /* index in g->inputs */
+  Tensor *value;       /* stored */
+  Tensor *eff;         /* what the graph sees: value * scale (value itself when scale is 1) */
+  double scale;
+  double *m, *v;       /* optimizer state */
+  int64_t n;
+} PState;
+
+/* ---- Muon's orthogonalization ---- */
+
+/* x (r x c, row-major) := its Newton-Schulz orthogonalization, in place. */
+static void newton_schulz(double *x, int64_t r, int64_t c, double *work) {
+  double norm = 0;
+  for (int64_t i = 0; i < r * c; i++) norm += x[i] * x[i];
+  norm = sqrt(norm) + 1e-7;
+  bool tr = r > c;
+  int64_t R = tr ? c : r, C = tr ? r : c; /* X is R x C with R <= C */
+  double *X = work, *A = work + R * C, *B = A + R * R, *Y = B + R * R;
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) X[tr ? j * r + i : i * c + j] = x[i * c + j] / norm;
+  const double a = 3.4445, b = -4.7750, cc = 2.0315;
+  for (int it = 0; it < 5; it++) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)R, (int)C, 1, X, (int)C, X, (int)C, 0, A, (int)R);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)R, (int)R, cc, A, (int)R, A, (int)R, 0, B, (int)R);
+    for (int64_t i = 0; i < R * R; i++) B[i] += b * A[i];
+    memcpy(Y, X, sizeof(double) * (size_t)(R * C));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)C, (int)R, 1, B, (int)R, Y, (int)C, a, X, (int)C);
+  }
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) x[i * c + j] = X[tr ? j * r + i : i * c + j];
+}
+
+/* ---- data ---- */
+
+static void fill_batch(TrainData *d, Tensor **inputs, const Graph *g, int64_t step, const TrainOpts *o,
+                       int64_t *perm, int64_t *epoch) {
+  Rng rng;
+  if (d->text) {
+    Tensor *ids = inputs[d->ids->input_index], *tg = inputs[d->targets->input_index];
+    int64_t B = d->ids->shape.d[0].n, N = d->ids->shape.d[1].n;
+    rng_seed(&rng, o->seed * 7919u + (uint64_t)step);
+    for (int64_t b = 0; b < B; b++) {
+      int64_t s = rng_below(&rng, d->text_len - N);
+      for (int64_t t = 0; t < N; t++) {
+        ids->data[b * N + t] = d->text[s + t];
+        tg->data[b * N + t] = d->text[s + t + 1];
+      }
+    }
+    return;
+  }
+  (void)g;
+  int64_t B = d->narrays ? d->arrays[0].input->shape.d[0].n : 0, N = d->nsamples;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t k = step * B + b, e = k / N;
+    if (e != *epoch) { /* a new epoch: a new order */
+      *epoch = e;
+      rng_seed(&rng, o->seed * 104729u + (uint64_t)e);
+      for (int64_t i = 0; i < N; i++) perm[i] = i;
+      for (int64_t i = N - 1; i > 0; i--) {
+        int64_t j = rng_below(&rng, i + 1), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+      }
+    }
+    int64_t row = perm[k % N];
+    for (int a = 0; a < d->narrays; a++) {
+      const TrainArray *ar = &d->arrays[a];
+      int64_t per = shape_numel(&ar->input->shape) / B;
+      memcpy(inputs[ar->input->input_index]->data + b * per, ar->rows->data + row * per, sizeof(double) * (size_t)per);
+    }
+  }
+}
+
+/* ---- the loop ---- */
+
+double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts *o,
+                 void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen) {
+  why[0] = 0;
+  Grads gr = grad_build(g);
+  if (!gr.n || gr.n != plan->n) {
+    snprintf(why, whylen, "the entry has no Params to train");
+    return NAN;
+  }
+  Tensor **inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
+  PState *ps = calloc((size_t)gr.n, sizeof *ps);
+  Node **targets = calloc((size_t)gr.n + 1, sizeof *targets);
+  Tensor **outs = calloc((size_t)gr.n + 1, sizeof *outs);
+  int64_t *perm = data->nsamples > 0 ? calloc((size_t)data->nsamples, sizeof *perm) : NULL;
+  double *work = NULL;
+  double result = NAN;
+  /* data inputs */
+  for (int i = 0; i < g->ninputs; i++) {
+    const Node *in = g->inputs[i];
+    if (in->role == ROLE_PARAM) continue;
+    inputs[i] = tensor_new(&in->shape, in->kind);
+  }
+  /* Params: initialized as the plan says */
+  int64_t most = 0;
+  for (int k = 0; k < gr.n; k++) {
+    PState *p = &ps[k];
+    p->hp = &plan->params[k];
+    p->input = gr.param[k]->input_index;
+    p->n = shape_numel(&gr.param[k]->shape);
+    p->value = tensor_new(&gr.param[k]->shape, EK_REAL);
+    p->m = calloc((size_t)p->n + 1, sizeof(double));
+    p->v = calloc((size_t)p->n + 1, sizeof(double));
+    p->scale = p->hp->output_mult * (p->hp->branch_last ? plan->branch_mult : 1);
+    p->eff = p->scale == 1 ? p->value : tensor_new(&gr.param[k]->shape, EK_REAL);
+    inputs[p->input] = p->eff;
+    Rng rng;
+    rng_seed(&rng, o->seed * 1000003u + (uint64_t)k * 7u + 1u);
+    for (int64_t i = 0; i < p->n; i++)
+      p->value->data[i] = p->hp->init_std > 0 ? p->hp->init_std * rng_normal(&rng) : p->hp->init_value;
+    if (o->init_dir) {
+      char path[4096], e[512];
+      snprintf(path, sizeof path, "%s/%s.npy", o->init_dir, gr.param[k]->name);
+      FILE *f = fopen(path, "rb");
+      if (f) {
+        fclose(f);
+        Tensor *t = npy_read(path, e, sizeof e);
+        if (!t || shape_numel(&t->shape) != p->n) {
+          snprintf(why, whylen, "%s: %s", path, t ? "not the Param's number of elements" : e);
+          tensor_free(t);
+          goto out;
+        }
+        memcpy(p->value->data, t->data, sizeof(double) * (size_t)p->n);
+        tensor_free(t);
+      }
+    }
+    int64_t sz = p->n * 4 + 64;
+    if (sz > most) most = sz;
+    targets[k + 1] = gr.grad[k];
+  }
+  targets[0] = g->output;
+  work = calloc((size_t)most, sizeof(double));
+  int64_t epoch = -1;
+  double t0 = now_s(), tlast = t0;
+  int64_t samples = g->ninputs && data->narrays ? data->arrays[0].input->shape.d[0].n
+                    : data->ids ? data->ids->shape.d[0].n : 1;
+  for (int64_t step = 0; step < o->steps; step++) {
+    fill_batch(data, inputs, g, step, o, perm, &epoch);
+    for (int k = 0; k < gr.n; k++)
+      if (ps[k].eff != ps[k].value)
+        for (int64_t i = 0; i < ps[k].n; i++) ps[k].eff->data[i] = ps[k].scale * ps[k].value->data[i];
+    interp_run_many(g, inputs, targets, gr.n + 1, outs);
+    double loss = outs[0]->data[0], gn = 0;
+    for (int k = 0; k < gr.n; k++) {
+      Tensor *gk = outs[k + 1];
+      for (int64_t i = 0; i < ps[k].n; i++) {
+        gk->data[i] *= ps[k].scale;
+        gn += gk->data[i] * gk->data[i];
+      }
+    }
+    gn = sqrt(gn);
+    double clip = o->clip > 0 && gn > o->clip ? o->clip / gn : 1;
+    double f = schedule(o, step), t = (double)(step + 1);
+    for (int k = 0; k < gr.n; k++) {
+      PState *p = &ps[k];
+      double *w = p->value->data, *gk = outs[k + 1]->data;
+      bool muon = o->opt == TOPT_MUON && p->hp->muon;
+      TrainOptimizer kind = o->opt == TOPT_MUON && !muon ? TOPT_ADAMW : o->opt;
+      double lr = o->lr * f * p->hp->lr_mult, wd = o->wd * p->hp->wd_mult;
+      if (o->opt == TOPT_MUON && !muon) lr = (o->lr_adam > 0 ? o->lr_adam : o->lr) * f * p->hp->lr_mult;
+      for (int64_t i = 0; i < p->n; i++) gk[i] *= clip;
+      switch (kind) {
+      case TOPT_SGD:
+        for (int64_t i = 0; i < p->n; i++) {
+          double gi = gk[i] + wd * w[i];
+          p->m[i] = o->momentum * p->m[i] + gi;
+          w[i] -= lr * p->m[i];
+        }
+        break;
+      case TOPT_ADAMW: {
+        double eps = o->eps * p->hp->eps_mult, c1 = 1 - pow(o->beta1, t), c2 = 1 - pow(o->beta2, t);
+        for (int64_t i = 0; i < p->n; i++) {
+          w[i] *= 1 - lr * wd;
+          p->m[i] = o->beta1 * p->m[i] + (1 - o->beta1) * gk[i];
+          p->v[i] = o->beta2 * p->v[i] + (1 - o->beta2) * gk[i] * gk[i];
+          w[i] -= lr * (p->m[i] / c1) / (sqrt(p->v[i] / c2) + eps);
+        }
+        break;
+      }
+      case TOPT_LION:
+        for (int64_t i = 0; i < p->n; i++) {
+          double c = o->beta1 * p->m[i] + (1 - o->beta1) * gk[i];
+          w[i] *= 1 - lr * wd;
+          w[i] -= lr * (c > 0 ? 1 : c < 0 ? -1 : 0);
+          p->m[i] = o->beta2 * p->m[i] + (1 - o->beta2) * gk[i];
+        }
+        break;
+      case TOPT_MUON: {
+        /* Nesterov momentum, then each matrix (the last two dimensions) orthogonalized */
+        for (int64_t i = 0; i < p->n; i++) { /* torch.optim.Muon's form: an average, and its Nesterov lerp */
+          p->m[i] = o->momentum * p->m[i] + (1 - o->momentum) * gk[i];
+          gk[i] += o->momentum * (p->m[i] - gk[i]);
+        }
+        const Shape *s = &p->value->shape;
+        int64_t r = s->rank >= 2 ? s->d[s->rank - 2].n : 1, c = s->d[s->rank - 1].n;
+        for (int64_t off = 0; off < p->n; off += r * c) newton_schulz(gk + off, r, c, work);
+        /* decay at the learning rate before Muon's own shape factor (torch.optim.Muon) */
+        double aspect = sqrt(fmax(1, (double)p->hp->fan_out / (double)p->hp->fan_in));
+        for (int64_t i = 0; i < p->n; i++) {
+          w[i] *= 1 - lr / aspect * wd;
+          w[i] -= lr * gk[i];
+        }
+        break;
+      }
+      }
+    }
+    for (int k = 0; k <= gr.n; k++) tensor_free(outs[k]), outs[k] = NULL;
+    bool bad = !isfinite(loss);
+    if (log && (bad || step + 1 == o->steps || (o->log_every > 0 && (step + 1) % o->log_every == 0) || step == 0)) {
+      double tn = now_s();
+      TrainLog l = {step + 1, loss, o->lr * f, gn, tn - t0, 0};
+      l.samples_per_s = (double)samples * (double)(o->log_every > 0 && step ? o->log_every : 1) / fmax(tn - tlast, 1e-9);
+      tlast = tn;
+      log(&l, ud);
+    }
+    result = loss;
+    if (bad) {
+      snprintf(why, whylen, "the loss is %g at step %lld: training diverged", loss, (long long)(step + 1));
+      result = NAN;
+      break;
+    }
+  }
+  if (o->save_dir && !why[0]) {
+    for (int k = 0; k < gr.n; k++) {
+      char path[4096], e[512];
+      snprintf(path, sizeof path, "%s/%s.npy", o->save_dir, gr.param[k]->name);
+      if (!npy_write(path, ps[k].value, e, sizeof e)) {
+        snprintf(why, whylen, "%s", e);
+        result = NAN;
+        break;
+      }
+    }
+  }
+out:
+  for (int i = 0; i < g->ninputs; i++)
+    if (g->inputs[i]->role != ROLE_PARAM) tensor_free(inputs[i]);
+  for (int k = 0; k < gr.n; k++) {
+    if (ps[k].eff != ps[k].value) tensor_free(ps[k].eff);
+    tensor_free(ps[k].value);
+    free(ps[k].m);
+    free(ps[k].v);
+  }
+  free(work);
+  free(perm);
+  free(outs);
+  free(targets);
+  free(ps);
+  free(inputs);
+  return result;
+}

@@ -1,0 +1,76 @@
+/*
+ * train.h: training a model on the CPU (`tilesmith train`).
+ *
+ * The loss entry's gradient graph (src/grad) is evaluated with the loss in
+ * one pass of the float64 interpreter (interp_run_many: the forward values
+ * are shared, intermediates freed after their last use, products through
+ * BLAS); the Params are kept here and updated by SGD with momentum, AdamW,
+ * Lion or Muon (hidden matrices; AdamW for the rest), each with its
+ * learning-rate, weight-decay and epsilon multipliers and its forward scale
+ * from the parametrization (src/hparams: standard, or derived under μP with
+ * depth scaling), a learning-rate schedule and gradient clipping.  The
+ * entry's other inputs (Tensor and Index) are the data: batches of rows of
+ * arrays given by name, or windows of a byte corpus for a language model.
+ * Deterministic given the seed.
+ */
+#ifndef TS_TRAIN_H
+#define TS_TRAIN_H
+
+#include <stdio.h>
+
+#include "../hparams/hparams.h"
+#include "../interp/interp.h"
+
+typedef enum { TOPT_SGD, TOPT_ADAMW, TOPT_LION, TOPT_MUON } TrainOptimizer;
+typedef enum { TSCHED_CONSTANT, TSCHED_COSINE, TSCHED_LINEAR, TSCHED_WSD } TrainSchedule;
+const char *train_optimizer_name(TrainOptimizer o);
+const char *train_schedule_name(TrainSchedule s);
+
+typedef struct TrainOpts {
+  int64_t steps;
+  double lr;                 /* the base learning rate (each Param's is lr × its lr_mult × the schedule) */
+  double lr_adam;            /* with Muon: the AdamW learning rate of the Params not on Muon (0: lr) */
+  TrainOptimizer opt;
+  double momentum;           /* SGD and Muon; Lion's and Adam's beta1 is beta1 */
+  double beta1, beta2, eps, wd;
+  TrainSchedule sched;
+  int64_t warmup;            /* steps of linear warmup */
+  double decay_frac;         /* warmup-stable-decay: the last fraction of steps decays linearly to 0 */
+  double clip;               /* global gradient-norm clip (0: none) */
+  uint64_t seed;
+  int64_t log_every;
+  const char *init_dir;      /* Params read from DIR/NAME.npy where there (else drawn) */
+  const char *save_dir;      /* the trained Params written to DIR/NAME.npy (float64) */
+} TrainOpts;
+
+/* The data of one non-Param input: rows (dim 0) of an array. */
+typedef struct TrainArray {
+  const Node *input;
+  Tensor *rows;              /* [N, ...the input's trailing dims] */
+} TrainArray;
+
+typedef struct TrainData {
+  TrainArray arrays[16];
+  int narrays;
+  int64_t nsamples;          /* rows of each array (equal) */
+  /* a byte corpus: windows of N + 1 bytes give ids (first Index input) and
+     targets (second): ids[b, t] = text[s + t], targets[b, t] = text[s + t + 1] */
+  const unsigned char *text;
+  int64_t text_len;
+  const Node *ids, *targets;
+} TrainData;
+
+typedef struct TrainLog {
+  int64_t step;
+  double loss, lr, grad_norm, seconds, samples_per_s;
+} TrainLog;
+
+/* Train g (a loss entry) with plan's parametrization; each logged step is
+   passed to log (with ud).  Returns the final loss (NaN on divergence:
+   training stops) or unwinds through g->ctx on an evaluation error; why
+   is set (and NaN returned) on a setup error (no Params, data that does
+   not fit). */
+double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts *o,
+                 void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen);
+
+#endif

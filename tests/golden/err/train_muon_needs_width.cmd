@@ -1,0 +1,1 @@
+train @FILE --entry mlp_digits --optimizer muon --data x=a.npy

@@ -1,0 +1,1 @@
+train @FILE --entry mlp_digits --data nope=x.npy
