@@ -3,7 +3,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 DEFS     = -D_POSIX_C_SOURCE=200809L
-LDLIBS   = -lopenblas -lm
+LDLIBS   = -lopenblas -lz -lm
 FUZZ_SECONDS ?= 60
 
 SRCS     = $(filter-out src/cli/%.c,$(wildcard src/*/*.c))

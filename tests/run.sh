@@ -82,6 +82,8 @@ suite tune-records python3 tests/tune/check_records.py ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
 suite grad-examples tests/grad/check_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
+suite sweep tests/train/sweep_check.sh ./tilesmith
+suite train-data tests/train/data_check.sh ./tilesmith
 suite rules tests/rules/run.sh
 # emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and
 # compiled for capability 9.0 (Triton) when the pinned toolchain is there

@@ -53,6 +53,10 @@ typedef struct Opts {
   const char *text;       /* train: a byte corpus for ids and targets */
   bool param_derived;     /* train: --param derived */
   const char *init_dir, *save_dir; /* train: --init DIR, --save DIR */
+  const char *sweep_widths, *sweep_depths, *sweep_lrs; /* sweep: the grid */
+  const char *sweep_width, *sweep_depth; /* sweep: the symbols (from --width, --depth) */
+  int sweep_seeds, jobs;
+  const char *plot;       /* sweep: --plot OUT.png */
 } Opts;
 
 /* One compilation: its arena, context and program. */
@@ -113,6 +117,14 @@ int cmd_tune(Opts *o);     /* cmd_tune.c */
 int cmd_grad(Opts *o);     /* cmd_grad.c */
 int cmd_hparams(Opts *o);  /* cmd_hparams.c */
 int cmd_train(Opts *o);    /* cmd_train.c */
+int cmd_sweep(Opts *o);    /* cmd_sweep.c */
+struct TrainData;
+struct TrainOpts;
+/* train and sweep (cmd_train.c): the entry's data from --data/--text (false,
+   message printed, on an error; *text is the corpus to free), and the
+   training options. */
+bool train_load_data(Opts *o, Graph *g, struct TrainData *data, unsigned char **text);
+void train_opts(const Opts *o, struct TrainOpts *to);
 struct HpOpts;
 /* hparams and train: load, elaborate with --width/--depth (cmd_hparams.c);
    EXIT_OK or the exit status with the message printed; hparams_free

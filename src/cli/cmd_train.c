@@ -23,25 +23,89 @@ static void on_log(const TrainLog *l, void *ud) {
                        l->seconds, l->samples_per_s);
 }
 
-static unsigned char *read_file(const char *path, int64_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  unsigned char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n == cap) {
-      cap = cap ? 2 * cap : 1 << 16;
-      unsigned char *b = realloc(buf, cap);
-      if (!b) break;
-      buf = b;
+/* The entry's data from --data and --text (message printed on an error). */
+bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) {
+  unsigned char *text = NULL;
+  /* the data: arrays by input name, or a byte corpus for two Index inputs */
+  for (int i = 0; i < o->nins; i++) {
+    const Node *in = NULL;
+    for (int k = 0; k < g->ninputs; k++)
+      if (!strcmp(g->inputs[k]->name, o->ins[i].name)) in = g->inputs[k];
+    if (!in || in->role == ROLE_PARAM) {
+      fprintf(stderr, "tilesmith: error: --data %s: '%s' is not a Tensor or Index input of '%s'\n", o->ins[i].name,
+              o->ins[i].name, o->entry);
+      goto fail;
     }
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) break;
+    char e[512];
+    Tensor *t = train_read_array(o->ins[i].path, e, sizeof e);
+    if (!t) {
+      fprintf(stderr, "tilesmith: error: %s\n", e);
+      goto fail;
+    }
+    int64_t B = in->shape.rank ? in->shape.d[0].n : 1, per = B ? shape_numel(&in->shape) / B : 0;
+    int64_t rows = t->shape.rank ? t->shape.d[0].n : 0;
+    if (!in->shape.rank || !rows || shape_numel(&t->shape) != rows * per || (data->narrays && rows != data->nsamples) ||
+        data->narrays >= 16) {
+      char sh[128], sh2[128];
+      fprintf(stderr, "tilesmith: error: --data %s: %s holds %s; the input is %s, so it needs rows of %lld elements%s\n",
+              o->ins[i].name, o->ins[i].path, shape_str(&t->shape, sh, sizeof sh), shape_str(&in->shape, sh2, sizeof sh2),
+              (long long)per, data->narrays ? " and as many rows as the other arrays" : "");
+      tensor_free(t);
+      goto fail;
+    }
+    data->arrays[data->narrays++] = (TrainArray){in, t};
+    data->nsamples = rows;
   }
-  fclose(f);
-  *len = (int64_t)n;
-  return buf;
+  if (o->text) {
+    for (int k = 0; k < g->ninputs; k++) {
+      const Node *in = g->inputs[k];
+      if (in->role != ROLE_INDEX) continue;
+      if (!data->ids) data->ids = in;
+      else if (!data->targets) data->targets = in;
+    }
+    if (!data->targets || data->ids->shape.rank != 2 || !shape_equal(&data->ids->shape, &data->targets->shape)) {
+      fprintf(stderr, "tilesmith: error: --text needs an entry whose first two Index inputs are ids and targets of one shape [B, N]\n");
+      goto fail;
+    }
+    char e[512];
+    text = train_read_text(o->text, &data->text_len, e, sizeof e);
+    if (!text || data->text_len < data->ids->shape.d[1].n + 2) {
+      fprintf(stderr, "tilesmith: error: --text %s: %s\n", o->text, text ? "shorter than one window" : e);
+      goto fail;
+    }
+    data->text = text;
+  }
+  for (int k = 0; k < g->ninputs; k++) {
+    const Node *in = g->inputs[k];
+    bool have = in->role == ROLE_PARAM || in == data->ids || in == data->targets;
+    for (int a = 0; a < data->narrays; a++) have |= data->arrays[a].input == in;
+    if (!have) {
+      fprintf(stderr, "tilesmith: error: no data for the input '%s' of '%s': pass --data %s=PATH.npy (rows along its first dimension)%s\n",
+              in->name, o->entry, in->name, in->role == ROLE_INDEX ? " or --text PATH" : "");
+      goto fail;
+    }
+  }
+  *text_ = text;
+  return true;
+fail:
+  free(text);
+  return false;
+}
+
+/* TrainOpts from the options train and sweep share. */
+void train_opts(const Opts *o, TrainOpts *to_) {
+  TrainOpts to = {.steps = o->steps ? o->steps : 100, .lr = o->lr > 0 ? o->lr : 1e-3, .lr_adam = o->lr_adam,
+                  .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = o->wd,
+                  .warmup = o->warmup, .clip = o->clip, .seed = o->seed, .log_every = o->log_every ? o->log_every : 10,
+                  .init_dir = o->init_dir, .save_dir = o->save_dir};
+  const char *opt = o->optimizer ? o->optimizer : "adamw";
+  to.opt = !strcmp(opt, "sgd") ? TOPT_SGD : !strcmp(opt, "lion") ? TOPT_LION : !strcmp(opt, "muon") ? TOPT_MUON : TOPT_ADAMW;
+  if (to.opt == TOPT_LION) to.beta2 = 0.99;
+  if (to.opt == TOPT_MUON) to.momentum = 0.95;
+  const char *sc = o->lr_schedule ? o->lr_schedule : "constant";
+  to.sched = !strcmp(sc, "cosine") ? TSCHED_COSINE : !strcmp(sc, "linear") ? TSCHED_LINEAR : !strcmp(sc, "wsd") ? TSCHED_WSD
+                                                                                                      : TSCHED_CONSTANT;
+  *to_ = to;
 }
 
 int cmd_train(Opts *o) {
@@ -77,84 +141,18 @@ int cmd_train(Opts *o) {
   if (rc != EXIT_OK) goto done;
   rc = EXIT_USER;
   if (setjmp(s.jb)) goto done;
-  /* the data: arrays by input name, or a byte corpus for two Index inputs */
-  for (int i = 0; i < o->nins; i++) {
-    const Node *in = NULL;
-    for (int k = 0; k < g->ninputs; k++)
-      if (!strcmp(g->inputs[k]->name, o->ins[i].name)) in = g->inputs[k];
-    if (!in || in->role == ROLE_PARAM) {
-      fprintf(stderr, "tilesmith: error: --data %s: '%s' is not a Tensor or Index input of '%s'\n", o->ins[i].name,
-              o->ins[i].name, o->entry);
-      goto done;
-    }
-    char e[512];
-    Tensor *t = npy_read(o->ins[i].path, e, sizeof e);
-    if (!t) {
-      fprintf(stderr, "tilesmith: error: %s\n", e);
-      goto done;
-    }
-    int64_t B = in->shape.rank ? in->shape.d[0].n : 1, per = B ? shape_numel(&in->shape) / B : 0;
-    int64_t rows = t->shape.rank ? t->shape.d[0].n : 0;
-    if (!in->shape.rank || !rows || shape_numel(&t->shape) != rows * per || (data.narrays && rows != data.nsamples) ||
-        data.narrays >= 16) {
-      char sh[128], sh2[128];
-      fprintf(stderr, "tilesmith: error: --data %s: %s holds %s; the input is %s, so it needs rows of %lld elements%s\n",
-              o->ins[i].name, o->ins[i].path, shape_str(&t->shape, sh, sizeof sh), shape_str(&in->shape, sh2, sizeof sh2),
-              (long long)per, data.narrays ? " and as many rows as the other arrays" : "");
-      tensor_free(t);
-      goto done;
-    }
-    data.arrays[data.narrays++] = (TrainArray){in, t};
-    data.nsamples = rows;
-  }
-  if (o->text) {
-    for (int k = 0; k < g->ninputs; k++) {
-      const Node *in = g->inputs[k];
-      if (in->role != ROLE_INDEX) continue;
-      if (!data.ids) data.ids = in;
-      else if (!data.targets) data.targets = in;
-    }
-    if (!data.targets || data.ids->shape.rank != 2 || !shape_equal(&data.ids->shape, &data.targets->shape)) {
-      fprintf(stderr, "tilesmith: error: --text needs an entry whose first two Index inputs are ids and targets of one shape [B, N]\n");
-      goto done;
-    }
-    text = read_file(o->text, &data.text_len);
-    if (!text || data.text_len < data.ids->shape.d[1].n + 2) {
-      fprintf(stderr, "tilesmith: error: --text %s: %s\n", o->text, text ? "shorter than one window" : strerror(errno));
-      goto done;
-    }
-    data.text = text;
-  }
-  for (int k = 0; k < g->ninputs; k++) {
-    const Node *in = g->inputs[k];
-    bool have = in->role == ROLE_PARAM || in == data.ids || in == data.targets;
-    for (int a = 0; a < data.narrays; a++) have |= data.arrays[a].input == in;
-    if (!have) {
-      fprintf(stderr, "tilesmith: error: no data for the input '%s' of '%s': pass --data %s=PATH.npy (rows along its first dimension)%s\n",
-              in->name, o->entry, in->name, in->role == ROLE_INDEX ? " or --text PATH" : "");
-      goto done;
-    }
-  }
+  if (!train_load_data(o, g, &data, &text)) goto done;
   pl = hp_derive(g, &ho);
   if (!pl.n) {
     fprintf(stderr, "tilesmith: error: %s\n", pl.why);
     goto done;
   }
-  TrainOpts to = {.steps = o->steps ? o->steps : 100, .lr = o->lr > 0 ? o->lr : 1e-3, .lr_adam = o->lr_adam,
-                  .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = o->wd,
-                  .warmup = o->warmup, .clip = o->clip, .seed = o->seed, .log_every = o->log_every ? o->log_every : 10,
-                  .init_dir = o->init_dir, .save_dir = o->save_dir};
+  TrainOpts to;
+  train_opts(o, &to);
   if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
     fprintf(stderr, "tilesmith: error: cannot make the directory %s: %s\n", o->save_dir, strerror(errno));
     goto done;
   }
-  const char *opt = o->optimizer ? o->optimizer : "adamw";
-  to.opt = !strcmp(opt, "sgd") ? TOPT_SGD : !strcmp(opt, "lion") ? TOPT_LION : !strcmp(opt, "muon") ? TOPT_MUON : TOPT_ADAMW;
-  if (to.opt == TOPT_LION) to.beta2 = 0.99;
-  if (to.opt == TOPT_MUON) to.momentum = 0.95;
-  const char *sc = o->lr_schedule ? o->lr_schedule : "constant";
-  to.sched = !strcmp(sc, "cosine") ? TSCHED_COSINE : !strcmp(sc, "linear") ? TSCHED_LINEAR : !strcmp(sc, "wsd") ? TSCHED_WSD
-                                                                                                      : TSCHED_CONSTANT;
   if (o->out) {
     csv = fopen(o->out, "w");
     if (!csv) {

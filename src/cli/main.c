@@ -27,6 +27,7 @@ typedef struct Command {
 } Command;
 
 static const Command *cur_cmd;
+static bool trains(const Command *c);
 
 int usage_error(const char *fmt, ...) {
   va_list ap;
@@ -418,6 +419,21 @@ static const Command commands[] = {
      "--init DIR reads Params from DIR/NAME.npy where present; --save DIR\n"
      "writes the trained ones there (float64).\n",
      cmd_train, true, false},
+    {"sweep", "train a grid of widths, depths and learning rates",
+     "tilesmith sweep FILE.lean --entry LOSS --width D=BASE --widths 64,128,... --lrs LO:HI:N [--depth L=BASE --depths 2,4,...]\n"
+     "                 [--seeds K] [--jobs J] (--data NAME=PATH.npy... | --text PATH) [train's options] --csv OUT.csv [--plot OUT.png]",
+     "Trains the loss entry (as 'tilesmith train') for every width, depth,\n"
+     "learning rate and seed of the grid, under the standard and the derived\n"
+     "parametrization (--width and --depth give the bases), --jobs at a time\n"
+     "(default: every core), appending each result (the mean loss of the last\n"
+     "fifth of the steps) to --csv as it finishes; a sweep run again with the\n"
+     "same CSV resumes.  Then prints each width's and depth's optimal learning\n"
+     "rate (the vertex of a parabola in log2 lr through the best point and its\n"
+     "neighbours) for both parametrizations, and with --plot draws loss\n"
+     "against learning rate, one curve per width, standard beside derived\n"
+     "(gnuplot).  Under the derived parametrization the optimum should stay\n"
+     "put as the width grows; under the standard one it moves.\n",
+     cmd_sweep, true, false},
     {"rules", "list the rewrite rules",
      "tilesmith rules",
      "Lists the rewrite rules of the equality saturation (src/rewrite/rules.def):\n"
@@ -432,6 +448,8 @@ static const char *common_options =
     "  --entry NAME          the definition to compile\n"
     "  --size N=4096,D=128   bind Nat parameters of the entry by name (repeatable)\n"
     "  -h, --help            show this help\n";
+
+static bool trains(const Command *c) { return c->run == cmd_train || c->run == cmd_sweep; }
 
 static void print_main_help(FILE *f) {
   fprintf(f, "tilesmith %s: a tensor-program superoptimizer\n\nusage: tilesmith COMMAND FILE.lean [options]\n\ncommands:\n",
@@ -494,7 +512,16 @@ static void print_cmd_help(const Command *c) {
            "  --alpha A             depth exponent: 1 (CompleteP, default) or 0.5 (depth-muP)\n"
            "  --json                the table as JSON\n"
            "  --emit-pytorch OUT.py a module with init_() and param_groups() for PyTorch\n");
-  if (c->run == cmd_train)
+  if (c->run == cmd_sweep)
+    printf("  --width D=BASE        the width symbol and the derived parametrization's base\n"
+           "  --widths 64,128,...   the widths trained\n"
+           "  --depth L=BASE, --depths 2,4,...  the depth symbol, its base and the depths trained\n"
+           "  --lrs LO:HI:N         N learning rates log-spaced from LO to HI (or a list)\n"
+           "  --seeds K             seeds per point (default 1)\n"
+           "  --jobs J              trainings at a time (default: the cores)\n"
+           "  --plot OUT.png        loss against learning rate per width (gnuplot)\n"
+           "  and train's options below\n");
+  if (trains(c))
     printf("  --data NAME=PATH.npy  rows of a Tensor or Index input (repeatable)\n"
            "  --text PATH           a byte corpus: windows for the ids and targets Index inputs\n"
            "  --steps N             optimizer steps (default 100)\n"
@@ -630,32 +657,51 @@ static int parse_args(Opts *o, int argc, char **argv) {
       uint64_t t;
       if (!v || !parse_u64(v, &t) || t < 1 || t > 1000) return usage_error("--trials needs a number from 1 to 1000");
       o->trials = (int)t;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--data", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--data", &m)) || m)) {
       const char *eq = v ? strchr(v, '=') : NULL;
       if (!eq || eq == v || !eq[1]) return usage_error("--data expects NAME=PATH.npy");
       if (o->nins == 64) return usage_error("too many --data arrays (at most 64)");
       o->ins[o->nins].name = strndup(v, (size_t)(eq - v));
       o->ins[o->nins++].path = eq + 1;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--init", &m)) || m)) {
+    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--widths", &m)) || m))) {
+      if (!v) return usage_error("--widths needs sizes such as 64,128,256");
+      o->sweep_widths = v;
+    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--depths", &m)) || m))) {
+      if (!v) return usage_error("--depths needs sizes such as 2,4,8");
+      o->sweep_depths = v;
+    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--lrs", &m)) || m))) {
+      if (!v) return usage_error("--lrs needs learning rates (1e-4,1e-3) or a log-spaced range LO:HI:N");
+      o->sweep_lrs = v;
+    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--plot", &m)) || m))) {
+      if (!v) return usage_error("--plot needs a path for the PNG");
+      o->plot = v;
+    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--seeds", &m)) || m) ||
+                                             ((v = opt_value(argc, argv, &i, "--jobs", &m)) || m))) {
+      const char *name = argv[i - (v ? 1 : 0)];
+      uint64_t k;
+      if (!v || !parse_u64(v, &k) || k < 1 || k > 64) return usage_error("%s needs a number from 1 to 64", name);
+      if (!strncmp(name, "--seeds", 7)) o->sweep_seeds = (int)k;
+      else o->jobs = (int)k;
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--init", &m)) || m)) {
       if (!v) return usage_error("--init needs a directory of NAME.npy Params");
       o->init_dir = v;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--save", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--save", &m)) || m)) {
       if (!v) return usage_error("--save needs a directory");
       o->save_dir = v;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--text", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--text", &m)) || m)) {
       if (!v) return usage_error("--text needs a file of text");
       o->text = v;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--csv", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--csv", &m)) || m)) {
       if (!v) return usage_error("--csv needs a path");
       o->out = v;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--param", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--param", &m)) || m)) {
       if (!v || (strcmp(v, "sp") && strcmp(v, "derived"))) return usage_error("--param needs sp or derived");
       o->param_derived = !strcmp(v, "derived");
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--lr-schedule", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--lr-schedule", &m)) || m)) {
       if (!v || (strcmp(v, "constant") && strcmp(v, "cosine") && strcmp(v, "linear") && strcmp(v, "wsd")))
         return usage_error("--lr-schedule needs constant, cosine, linear or wsd");
       o->lr_schedule = v;
-    } else if (cur_cmd->run == cmd_train && (((v = opt_value(argc, argv, &i, "--steps", &m)) || m) ||
+    } else if (trains(cur_cmd) && (((v = opt_value(argc, argv, &i, "--steps", &m)) || m) ||
                                              ((v = opt_value(argc, argv, &i, "--warmup", &m)) || m) ||
                                              ((v = opt_value(argc, argv, &i, "--log-every", &m)) || m))) {
       const char *name = argv[i - (v ? 1 : 0)];
@@ -664,7 +710,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!strncmp(name, "--steps", 7)) o->steps = (int64_t)n;
       else if (!strncmp(name, "--warmup", 8)) o->warmup = (int64_t)n;
       else o->log_every = (int64_t)n;
-    } else if (cur_cmd->run == cmd_train && (((v = opt_value(argc, argv, &i, "--lr", &m)) || m) ||
+    } else if (trains(cur_cmd) && (((v = opt_value(argc, argv, &i, "--lr", &m)) || m) ||
                                              ((v = opt_value(argc, argv, &i, "--adamw-lr", &m)) || m) ||
                                              ((v = opt_value(argc, argv, &i, "--wd", &m)) || m) ||
                                              ((v = opt_value(argc, argv, &i, "--clip", &m)) || m))) {
@@ -676,21 +722,21 @@ static int parse_args(Opts *o, int argc, char **argv) {
       else if (!strncmp(name, "--adamw-lr", 10)) o->lr_adam = x;
       else if (!strncmp(name, "--wd", 4)) o->wd = x;
       else o->clip = x;
-    } else if (cur_cmd->run == cmd_train && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
       if (!v || (strcmp(v, "sgd") && strcmp(v, "adamw") && strcmp(v, "lion") && strcmp(v, "muon")))
         return usage_error("--optimizer needs sgd, adamw, lion or muon");
       o->optimizer = v;
-    } else if ((cur_cmd->run == cmd_hparams || cur_cmd->run == cmd_train) && ((v = opt_value(argc, argv, &i, "--width", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_hparams || trains(cur_cmd)) && ((v = opt_value(argc, argv, &i, "--width", &m)) || m)) {
       if (!v) return usage_error("--width needs SYM[=BASE] (the width symbol and its base size)");
       o->width_spec = v;
-    } else if ((cur_cmd->run == cmd_hparams || cur_cmd->run == cmd_train) && ((v = opt_value(argc, argv, &i, "--depth", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_hparams || trains(cur_cmd)) && ((v = opt_value(argc, argv, &i, "--depth", &m)) || m)) {
       if (!v) return usage_error("--depth needs SYM[=BASE] (the number of residual blocks and its base)");
       o->depth_spec = v;
     } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
       if (!v || (strcmp(v, "adamw") && strcmp(v, "muon") && strcmp(v, "auto")))
         return usage_error("--optimizer needs adamw, muon or auto");
       o->optimizer = v;
-    } else if ((cur_cmd->run == cmd_hparams || cur_cmd->run == cmd_train) && ((v = opt_value(argc, argv, &i, "--alpha", &m)) || m)) {
+    } else if ((cur_cmd->run == cmd_hparams || trains(cur_cmd)) && ((v = opt_value(argc, argv, &i, "--alpha", &m)) || m)) {
       if (!v || (strcmp(v, "1") && strcmp(v, "0.5") && strcmp(v, "1.0")))
         return usage_error("--alpha needs 1 (CompleteP) or 0.5 (depth-muP)");
       o->alpha = atof(v);
@@ -702,7 +748,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->emit_pytorch = v;
     } else if (cur_cmd->run == cmd_grad && !strcmp(a, "--check")) {
       o->check = true;
-    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad || cur_cmd->run == cmd_train) &&
+    } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad || trains(cur_cmd)) &&
                ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
       if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_grad) && ((v = opt_value(argc, argv, &i, "--out", &m)) || m)) {

@@ -65,6 +65,12 @@ typedef struct TrainLog {
   double loss, lr, grad_norm, seconds, samples_per_s;
 } TrainLog;
 
+/* Rows of an array from PATH[:COLUMNS][/DIVISOR] (data.c: .npy, CSV or
+   CSV.gz, @digits), and the bytes of a text (a file or @licenses); NULL
+   with the reason in err. */
+Tensor *train_read_array(const char *spec, char *err, size_t errlen);
+unsigned char *train_read_text(const char *spec, int64_t *len, char *err, size_t errlen);
+
 /* Train g (a loss entry) with plan's parametrization; each logged step is
    passed to log (with ud).  Returns the final loss (NaN on divergence:
    training stops) or unwinds through g->ctx on an evaluation error; why

@@ -1,0 +1,320 @@
+/*
+ * cmd_sweep.c: `tilesmith sweep`, a grid of trainings (widths, depths,
+ * learning rates, seeds, parametrizations) on the CPU's cores, its CSV,
+ * the optimal learning rate of each width and depth as the vertex of a
+ * parabola in log2(lr), and the picture a person looks at (gnuplot: loss
+ * against learning rate, one curve per width, standard beside derived).
+ *
+ * Each training is `tilesmith train`'s (src/train) in a child process,
+ * at most --jobs at a time; a finished one appends its row to the CSV at
+ * once, so an interrupted sweep resumes where it stopped (rows already in
+ * the CSV are not run again).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../train/train.h"
+#include "cli.h"
+
+#define SWEEP_MAX 64
+
+typedef struct Run { int param; int64_t width, depth; double lr; uint64_t seed; double loss; bool done; } Run;
+
+static int parse_list(const char *s, double *out, int max, bool log_range) {
+  /* "1e-4:1e-1:7" (log-spaced, inclusive) or "64,128,256" */
+  if (log_range && strchr(s, ':')) {
+    double a, b;
+    int n;
+    if (sscanf(s, "%lf:%lf:%d", &a, &b, &n) != 3 || !(a > 0) || !(b > a) || n < 2 || n > max) return -1;
+    for (int i = 0; i < n; i++) out[i] = exp2(log2(a) + (log2(b) - log2(a)) * i / (n - 1));
+    return n;
+  }
+  int n = 0;
+  const char *p = s;
+  while (*p && n < max) {
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p || !(v > 0)) return -1;
+    out[n++] = v;
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return -1;
+  }
+  return n;
+}
+
+/* The training of one run; its final loss (the mean of the last fifth of
+   its steps' losses), NaN where it diverged or failed. */
+typedef struct Acc { double sum; int64_t n, from; } Acc;
+static void acc_log(const TrainLog *l, void *ud) {
+  Acc *a = ud;
+  if (l->step > a->from) a->sum += l->loss, a->n++;
+}
+
+static double one_run(Opts *o, const Run *r) {
+  Opts ro = *o;
+  char wspec[128], dspec[128];
+  ro.nsizes = 0;
+  for (int i = 0; i < o->nsizes && ro.nsizes < 62; i++) ro.sizes[ro.nsizes++] = o->sizes[i];
+  ro.sizes[ro.nsizes++] = (SizeArg){o->sweep_width, r->width, false};
+  if (o->sweep_depth) ro.sizes[ro.nsizes++] = (SizeArg){o->sweep_depth, r->depth, false};
+  ro.param_derived = r->param == 1;
+  if (ro.param_derived) {
+    snprintf(wspec, sizeof wspec, "%s", o->width_spec);
+    ro.width_spec = wspec;
+    if (o->depth_spec) snprintf(dspec, sizeof dspec, "%s", o->depth_spec), ro.depth_spec = dspec;
+  } else {
+    ro.width_spec = o->optimizer && !strcmp(o->optimizer, "muon") ? o->sweep_width : NULL;
+    ro.depth_spec = NULL;
+  }
+  ro.lr = r->lr;
+  ro.seed = r->seed;
+  HpOpts ho;
+  Session s;
+  session_open(&s);
+  double loss = NAN;
+  Graph *g = NULL;
+  TrainData data = {0};
+  unsigned char *text = NULL;
+  if (hparams_setup(&s, &ro, &ho, &g) != EXIT_OK) goto done;
+  if (setjmp(s.jb)) goto done;
+  if (!train_load_data(&ro, g, &data, &text)) goto done;
+  HpPlan pl = hp_derive(g, &ho);
+  TrainOpts to;
+  train_opts(&ro, &to);
+  to.log_every = 1;
+  to.init_dir = to.save_dir = NULL;
+  Acc a = {0, 0, to.steps - (to.steps + 4) / 5};
+  char why[200];
+  double last = train_run(g, &pl, &data, &to, acc_log, &a, why, sizeof why);
+  loss = isfinite(last) && a.n ? a.sum / (double)a.n : NAN;
+  free(pl.params);
+done:
+  free(text);
+  for (int i = 0; i < data.narrays; i++) tensor_free(data.arrays[i].rows);
+  hparams_free(&ho);
+  session_close(&s);
+  return loss;
+}
+
+static const char *param_name(int p) { return p ? "derived" : "sp"; }
+
+static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double *x, double *y);
+
+/* The vertex of the parabola through the best point and its neighbours in
+   log2(lr) (least squares over up to five points); the best point itself
+   at an end of the grid or when the fit opens downward. */
+static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, double *best_loss) {
+  double x[SWEEP_MAX], y[SWEEP_MAX];
+  int m = curve(runs, n, param, w, d, x, y);
+  if (!m) return NAN;
+  for (int k = 0; k < m; k++) x[k] = log2(x[k]);
+  int b = 0;
+  for (int k = 1; k < m; k++)
+    if (y[k] < y[b]) b = k;
+  *best_loss = y[b];
+  if (b == 0 || b == m - 1) return exp2(x[b]);
+  int lo = b - 1, hi = b + 1; /* three points: the parabola through them */
+  /* least squares y = c0 + c1 t + c2 t² with t = x - x[b] */
+  double S[5] = {0}, T[3] = {0};
+  for (int k = lo; k <= hi; k++) {
+    double t = x[k] - x[b], p = 1;
+    for (int e = 0; e < 5; e++) S[e] += p, p *= t;
+    T[0] += y[k], T[1] += y[k] * t, T[2] += y[k] * t * t;
+  }
+  double M[3][4] = {{S[0], S[1], S[2], T[0]}, {S[1], S[2], S[3], T[1]}, {S[2], S[3], S[4], T[2]}};
+  for (int c = 0; c < 3; c++) {
+    int pv = c;
+    for (int r = c + 1; r < 3; r++)
+      if (fabs(M[r][c]) > fabs(M[pv][c])) pv = r;
+    for (int e = 0; e < 4; e++) { double t = M[c][e]; M[c][e] = M[pv][e]; M[pv][e] = t; }
+    if (fabs(M[c][c]) < 1e-300) return exp2(x[b]);
+    for (int r = 0; r < 3; r++) {
+      if (r == c) continue;
+      double f = M[r][c] / M[c][c];
+      for (int e = 0; e < 4; e++) M[r][e] -= f * M[c][e];
+    }
+  }
+  double c1 = M[1][3] / M[1][1], c2 = M[2][3] / M[2][2];
+  if (!(c2 > 0)) return exp2(x[b]);
+  double t = -c1 / (2 * c2);
+  if (t < x[lo] - x[b]) t = x[lo] - x[b];
+  if (t > x[hi] - x[b]) t = x[hi] - x[b];
+  return exp2(x[b] + t);
+}
+
+/* The points of one curve, sorted by learning rate, seeds averaged. */
+static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double *x, double *y) {
+  int m = 0, cnt[SWEEP_MAX] = {0};
+  for (int i = 0; i < n; i++) {
+    const Run *r = &runs[i];
+    if (r->param != param || r->width != w || r->depth != d || !r->done || !isfinite(r->loss)) continue;
+    int at = -1;
+    for (int k = 0; k < m; k++)
+      if (fabs(x[k] / r->lr - 1) < 1e-9) at = k;
+    if (at < 0 && m < SWEEP_MAX) x[m] = r->lr, y[m] = 0, at = m++;
+    if (at >= 0) y[at] += r->loss, cnt[at]++;
+  }
+  for (int k = 0; k < m; k++) y[k] /= cnt[k];
+  for (int i = 1; i < m; i++)
+    for (int j = i; j > 0 && x[j] < x[j - 1]; j--) {
+      double t = x[j]; x[j] = x[j - 1]; x[j - 1] = t;
+      t = y[j]; y[j] = y[j - 1]; y[j - 1] = t;
+    }
+  return m;
+}
+
+/* Loss against learning rate, one curve per width, standard beside
+   derived: a gnuplot script with the points inline. */
+static bool plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, int64_t depth) {
+  FILE *g = popen("gnuplot", "w");
+  if (!g) return false;
+  fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
+             "set logscale x 2\nset format x '%%.0e'\nset xlabel 'learning rate'\nset ylabel 'final training loss'\n"
+             "set key top right\nset grid\n", png);
+  for (int p = 0; p < 2; p++) {
+    fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
+    for (int i = 0; i < nw; i++) fprintf(g, "%s'-' with linespoints lw 2 title 'width %lld'", i ? ", " : "", (long long)widths[i]);
+    fprintf(g, "\n");
+    for (int i = 0; i < nw; i++) {
+      double x[SWEEP_MAX], y[SWEEP_MAX];
+      int m = curve(runs, n, p, widths[i], depth, x, y);
+      for (int k = 0; k < m; k++) fprintf(g, "%.9g %.9g\n", x[k], y[k]);
+      fprintf(g, "e\n");
+    }
+  }
+  fprintf(g, "unset multiplot\n");
+  return pclose(g) == 0;
+}
+
+int cmd_sweep(Opts *o) {
+  double wv[SWEEP_MAX], dv[SWEEP_MAX], lrv[SWEEP_MAX];
+  int nw = parse_list(o->sweep_widths, wv, SWEEP_MAX, false);
+  int nd = o->sweep_depths ? parse_list(o->sweep_depths, dv, SWEEP_MAX, false) : 1;
+  int nl = parse_list(o->sweep_lrs, lrv, SWEEP_MAX, true);
+  if (nw < 1) return usage_error("--widths needs sizes such as 64,128,256");
+  if (nd < 1) return usage_error("--depths needs sizes such as 2,4,8");
+  if (nl < 2) return usage_error("--lrs needs learning rates such as 1e-4,1e-3,1e-2 or a range LO:HI:N (log-spaced)");
+  if (!o->width_spec || !strchr(o->width_spec, '='))
+    return usage_error("--width SYM=BASE is required (the base of the derived parametrization)");
+  static char wsym[64], dsym[64];
+  snprintf(wsym, sizeof wsym, "%.*s", (int)strcspn(o->width_spec, "=,"), o->width_spec);
+  o->sweep_width = wsym;
+  if (o->depth_spec) {
+    snprintf(dsym, sizeof dsym, "%.*s", (int)strcspn(o->depth_spec, "=,"), o->depth_spec);
+    o->sweep_depth = dsym;
+    if (!o->sweep_depths) return usage_error("--depth needs --depths (the depths to sweep)");
+  } else if (o->sweep_depths) {
+    return usage_error("--depths needs --depth SYM=BASE");
+  }
+  if (!o->out) return usage_error("--csv OUT.csv is required (the sweep's rows, and where it resumes from)");
+  int seeds = o->sweep_seeds ? o->sweep_seeds : 1, jobs = o->jobs ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  if (!o->sweep_depths) dv[0] = 0;
+  int64_t widths[SWEEP_MAX];
+  for (int i = 0; i < nw; i++) widths[i] = (int64_t)wv[i];
+  int total = 2 * nw * nd * nl * seeds;
+  Run *runs = calloc((size_t)total, sizeof *runs);
+  int n = 0;
+  for (int p = 0; p < 2; p++)
+    for (int d = 0; d < nd; d++)
+      for (int w = 0; w < nw; w++)
+        for (int l = 0; l < nl; l++)
+          for (int s = 0; s < seeds; s++)
+            runs[n++] = (Run){p, (int64_t)wv[w], (int64_t)dv[d], lrv[l], o->seed + (uint64_t)s, NAN, false};
+  /* resume: rows already in the CSV */
+  FILE *f = fopen(o->out, "r");
+  int resumed = 0;
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      int p;
+      long long w, d;
+      double lr, loss;
+      unsigned long long sd;
+      if (sscanf(line, "%d,%lld,%lld,%lf,%llu,%lf", &p, &w, &d, &lr, &sd, &loss) != 6) continue;
+      for (int i = 0; i < n; i++)
+        if (!runs[i].done && runs[i].param == p && runs[i].width == w && runs[i].depth == d &&
+            fabs(runs[i].lr / lr - 1) < 1e-6 && runs[i].seed == sd)
+          runs[i].loss = loss, runs[i].done = true, resumed++;
+    }
+    fclose(f);
+  }
+  f = fopen(o->out, resumed ? "a" : "w");
+  if (!f) {
+    fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", o->out, strerror(errno));
+    free(runs);
+    return EXIT_USER;
+  }
+  if (!resumed) fprintf(f, "param,width,depth,lr,seed,loss\n");
+  fflush(f);
+  printf("sweep %s: %d trainings (%d widths x %d depths x %d learning rates x %d seeds x 2 parametrizations), "
+         "%d already in %s, %d at a time\n", o->entry, n, nw, nd, nl, seeds, resumed, o->out, jobs);
+  fflush(stdout);
+  /* a pool of child processes, each one training, its loss through a pipe */
+  struct { pid_t pid; int fd, run; } slot[SWEEP_MAX];
+  int active = 0, next = 0, finished = resumed;
+  for (;;) {
+    while (active < jobs && active < SWEEP_MAX) {
+      while (next < n && runs[next].done) next++;
+      if (next >= n) break;
+      int fds[2];
+      if (pipe(fds)) break;
+      fflush(stdout);
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(fds[0]);
+        if (!freopen("/dev/null", "w", stdout)) _exit(1);
+        double loss = one_run(o, &runs[next]);
+        ssize_t wr = write(fds[1], &loss, sizeof loss);
+        _exit(wr == (ssize_t)sizeof loss ? 0 : 1);
+      }
+      close(fds[1]);
+      if (pid < 0) {
+        close(fds[0]);
+        break;
+      }
+      slot[active].pid = pid, slot[active].fd = fds[0], slot[active].run = next++;
+      active++;
+    }
+    if (!active) break;
+    int st;
+    pid_t done = wait(&st);
+    for (int i = 0; i < active; i++) {
+      if (slot[i].pid != done) continue;
+      double loss = NAN;
+      if (read(slot[i].fd, &loss, sizeof loss) != (ssize_t)sizeof loss) loss = NAN;
+      close(slot[i].fd);
+      Run *r = &runs[slot[i].run];
+      r->loss = loss, r->done = true;
+      fprintf(f, "%d,%lld,%lld,%.9g,%llu,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
+              (unsigned long long)r->seed, r->loss);
+      fflush(f);
+      finished++;
+      printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: loss %.5f\n", finished, n, param_name(r->param),
+             (long long)r->width, "", r->lr, (unsigned long long)r->seed, r->loss);
+      fflush(stdout);
+      slot[i] = slot[--active];
+      break;
+    }
+  }
+  fclose(f);
+  printf("\noptimal learning rate (vertex of a parabola in log2 lr over the best point and its neighbours):\n");
+  printf("%-8s %8s", "width", "depth");
+  printf("  %-22s %-22s\n", "standard: lr (loss)", "derived: lr (loss)");
+  for (int d = 0; d < nd; d++)
+    for (int w = 0; w < nw; w++) {
+      double l0, l1;
+      double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0), b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1);
+      printf("%-8lld %8lld  %-9.3g (%-9.4g)    %-9.3g (%-9.4g)\n", (long long)wv[w], (long long)dv[d], a, l0, b, l1);
+    }
+  if (o->plot) {
+    if (plot(o->plot, runs, n, widths, nw, (int64_t)dv[0])) printf("wrote %s\n", o->plot);
+    else fprintf(stderr, "tilesmith: warning: gnuplot could not draw %s (is gnuplot installed?)\n", o->plot);
+  }
+  free(runs);
+  return EXIT_OK;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tilesmith sweep: a small grid trains and resumes from its CSV, and the
+# optimum is the vertex of the parabola in log2(lr) (checked on a CSV of
+# known losses, which the sweep reads back instead of training).
+# usage: tests/train/sweep_check.sh ./tilesmith   Prints "N passed, M failed".
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok   $2"; else fail=$((fail + 1)); echo "FAIL $2"; fi; }
+python3 - "$tmp" <<'PY'
+import sys, struct
+# x [64, 8] float64 and labels [64] int64 as .npy, from a fixed linear congruential sequence
+def npy(path, shape, dtype, vals):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (dtype, repr(tuple(shape)))
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), "d" if dtype == "<f8" else "q"), *vals))
+s = 12345
+def rnd():
+    global s
+    s = (1103515245 * s + 12345) % 2**31
+    return s / 2**31 - 0.5
+x = [rnd() for _ in range(64 * 8)]
+y = [int(sum(x[i * 8:i * 8 + 4]) > sum(x[i * 8 + 4:i * 8 + 8])) for i in range(64)]
+npy(sys.argv[1] + "/x.npy", (64, 8), "<f8", x)
+npy(sys.argv[1] + "/y.npy", (64,), "<i8", y)
+PY
+args=(examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8,16
+      --lrs 1e-3:1e-2:3 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --jobs 2 --csv "$tmp/s.csv")
+out=$("$bin" sweep "${args[@]}" 2>&1)
+rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
+[ "$rows" = 12 ]; check $? "a 2 x 3 x 2 grid writes 12 rows (got $rows)"
+grep -q "^param,width,depth,lr,seed,loss$" "$tmp/s.csv"; check $? "the CSV's header"
+out2=$("$bin" sweep "${args[@]}" 2>&1)
+rows2=$(tail -n +2 "$tmp/s.csv" | wc -l)
+echo "$out2" | grep -q "12 already in" && [ "$rows2" = 12 ]; check $? "run again, the sweep resumes: nothing trained twice"
+# width 8 is the base: both parametrizations train the same model
+python3 - "$tmp/s.csv" <<'PY'
+import sys
+rows = [l.split(",") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
+sp = {(r[1], r[3]): r[5] for r in rows if r[0] == "0" and r[1] == "8"}
+de = {(r[1], r[3]): r[5] for r in rows if r[0] == "1" and r[1] == "8"}
+sys.exit(0 if sp and sp == de else 1)
+PY
+check $? "at the base width the standard and derived runs agree"
+# the fit: losses (log2 lr - log2 0.01)^2 + 1 (derived) and centered at 0.002 (standard)
+python3 - "$tmp/fit.csv" <<'PY'
+import sys, math
+with open(sys.argv[1], "w") as f:
+    f.write("param,width,depth,lr,seed,loss\n")
+    for p, c in ((0, 0.002), (1, 0.01)):
+        for w in (8, 16):
+            for i in range(5):
+                lr = 1e-3 * (10 ** 0.5) ** i
+                f.write("%d,%d,0,%.9g,0,%.9g\n" % (p, w, lr, (math.log2(lr) - math.log2(c)) ** 2 + 1))
+PY
+fit=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8,16 \
+     --lrs 1e-3:1e-1:5 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --csv "$tmp/fit.csv" 2>&1)
+echo "$fit" | grep -Eq "^16 +0 +0\.002 .*0\.01 " ; check $? "the optimum is the parabola's vertex (0.002 standard, 0.01 derived)"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
