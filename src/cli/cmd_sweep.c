@@ -173,7 +173,7 @@ static bool plot(const char *png, const Run *runs, int n, const int64_t *widths,
   FILE *g = popen("gnuplot", "w");
   if (!g) return false;
   fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
-             "set logscale x 2\nset format x '%%.0e'\nset xlabel 'learning rate'\nset ylabel 'final training loss'\n"
+             "set logscale x 2\nset logscale y\nset format x '%%.0e'\nset xlabel 'learning rate'\nset ylabel 'final training loss'\n"
              "set key top right\nset grid\n", png);
   for (int p = 0; p < 2; p++) {
     fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
