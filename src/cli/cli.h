@@ -57,6 +57,7 @@ typedef struct Opts {
   const char *sweep_width, *sweep_depth; /* sweep: the symbols (from --width, --depth) */
   int sweep_seeds, jobs;
   const char *plot;       /* sweep: --plot OUT.png */
+  double coord_lr;        /* sweep: --coord LR, a coordinate check at one learning rate */
 } Opts;
 
 /* One compilation: its arena, context and program. */

@@ -22,7 +22,25 @@
 
 #define SWEEP_MAX 64
 
-typedef struct Run { int param; int64_t width, depth; double lr; uint64_t seed; double loss; bool done; } Run;
+#define SWEEP_WATCH 128 /* products a coordinate check follows */
+
+typedef struct Run {
+  int param;
+  int64_t width, depth;
+  double lr;
+  uint64_t seed;
+  double loss;
+  bool done;
+  /* --coord: each forward product's output RMS before the first update and at the last step */
+  int nwatch;
+  double rms0[SWEEP_WATCH], rms1[SWEEP_WATCH];
+  int line[SWEEP_WATCH];
+} Run;
+
+static void on_watch(int64_t step, int index, double rms, void *ud) {
+  Run *r = ud;
+  if (index < SWEEP_WATCH) (step == 0 ? r->rms0 : r->rms1)[index] = rms;
+}
 
 static int parse_list(const char *s, double *out, int max, bool log_range) {
   /* "1e-4:1e-1:7" (log-spaced, inclusive) or "64,128,256" */
@@ -54,7 +72,8 @@ static void acc_log(const TrainLog *l, void *ud) {
   if (l->step > a->from) a->sum += l->loss, a->n++;
 }
 
-static double one_run(Opts *o, const Run *r) {
+/* dry: only set the run up (the data read), 0 when that works. */
+static double one_run(Opts *o, Run *r, bool dry) {
   Opts ro = *o;
   char wspec[128], dspec[128];
   ro.nsizes = 0;
@@ -82,11 +101,22 @@ static double one_run(Opts *o, const Run *r) {
   if (hparams_setup(&s, &ro, &ho, &g) != EXIT_OK) goto done;
   if (setjmp(s.jb)) goto done;
   if (!train_load_data(&ro, g, &data, &text)) goto done;
+  if (dry) {
+    loss = 0;
+    goto done;
+  }
   HpPlan pl = hp_derive(g, &ho);
   TrainOpts to;
   train_opts(&ro, &to);
   to.log_every = 1;
   to.init_dir = to.save_dir = NULL;
+  Node *watch[SWEEP_WATCH];
+  r->nwatch = 0;
+  if (o->coord_lr > 0) { /* the forward products, in graph order */
+    for (int i = 0; i < g->nnodes && r->nwatch < SWEEP_WATCH; i++)
+      if (g->nodes[i]->op == OP_MATMUL) r->line[r->nwatch] = (int)g->nodes[i]->pos.line, watch[r->nwatch++] = g->nodes[i];
+    to.watch = watch, to.nwatch = r->nwatch, to.on_watch = on_watch, to.watch_ud = r;
+  }
   Acc a = {0, 0, to.steps - (to.steps + 4) / 5};
   char why[200];
   double last = train_run(g, &pl, &data, &to, acc_log, &a, why, sizeof why);
@@ -190,14 +220,75 @@ static bool plot(const char *png, const Run *runs, int n, const int64_t *widths,
   return pclose(g) == 0;
 }
 
+/* The coordinate check's table and picture: each product's output RMS at
+   the last step against the width (seeds averaged), standard beside
+   derived.  Under the derived parametrization the curves stay flat; under
+   the standard one the products past the first grow with the width. */
+static int coord_report(const Opts *o, const Run *runs, int n, const int64_t *widths, int nw, int64_t depth) {
+  int np = 0;
+  for (int i = 0; i < n; i++)
+    if (runs[i].nwatch > np) np = runs[i].nwatch;
+  double v[2][SWEEP_WATCH][SWEEP_MAX] = {{{0}}};
+  int line[SWEEP_WATCH] = {0};
+  for (int p = 0; p < 2; p++)
+    for (int w = 0; w < nw; w++)
+      for (int k = 0; k < np; k++) {
+        double s = 0;
+        int c = 0;
+        for (int i = 0; i < n; i++)
+          if (runs[i].param == p && runs[i].width == widths[w] && runs[i].depth == depth && k < runs[i].nwatch &&
+              isfinite(runs[i].rms1[k]))
+            s += runs[i].rms1[k], c++, line[k] = runs[i].line[k];
+        v[p][k][w] = c ? s / c : NAN;
+      }
+  printf("\ncoordinate check: each product's output RMS after %lld steps at lr %g, by width\n",
+         (long long)(o->steps ? o->steps : 100), o->coord_lr);
+  for (int p = 0; p < 2; p++) {
+    printf("%s:\n  %-14s", p ? "derived" : "standard", "product (line)");
+    for (int w = 0; w < nw; w++) printf(" %10lld", (long long)widths[w]);
+    printf("   last/first width\n");
+    for (int k = 0; k < np; k++) {
+      printf("  %-3d (line %4d)", k, line[k]);
+      for (int w = 0; w < nw; w++) printf(" %10.4g", v[p][k][w]);
+      printf("   %.3g\n", v[p][k][nw - 1] / v[p][k][0]);
+    }
+  }
+  if (o->plot) {
+    FILE *g = popen("gnuplot", "w");
+    bool ok = g != NULL;
+    if (g) {
+      fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
+                 "set logscale x 2\nset logscale y\nset xlabel 'width'\nset ylabel 'RMS of the product output'\n"
+                 "set key top left\nset grid\n", o->plot);
+      for (int p = 0; p < 2; p++) {
+        fprintf(g, "set title '%s, after %lld steps'\nplot ", p ? "derived parametrization" : "standard parametrization",
+                (long long)(o->steps ? o->steps : 100));
+        for (int k = 0; k < np; k++) fprintf(g, "%s'-' with linespoints title 'product %d (line %d)'", k ? ", " : "", k, line[k]);
+        fprintf(g, "\n");
+        for (int k = 0; k < np; k++) {
+          for (int w = 0; w < nw; w++)
+            if (isfinite(v[p][k][w])) fprintf(g, "%lld %.9g\n", (long long)widths[w], v[p][k][w]);
+          fprintf(g, "e\n");
+        }
+      }
+      fprintf(g, "unset multiplot\n");
+      ok = pclose(g) == 0;
+    }
+    if (ok) printf("wrote %s\n", o->plot);
+    else fprintf(stderr, "tilesmith: warning: gnuplot could not draw %s (is gnuplot installed?)\n", o->plot);
+  }
+  return EXIT_OK;
+}
+
 int cmd_sweep(Opts *o) {
   double wv[SWEEP_MAX], dv[SWEEP_MAX], lrv[SWEEP_MAX];
   int nw = parse_list(o->sweep_widths, wv, SWEEP_MAX, false);
   int nd = o->sweep_depths ? parse_list(o->sweep_depths, dv, SWEEP_MAX, false) : 1;
-  int nl = parse_list(o->sweep_lrs, lrv, SWEEP_MAX, true);
+  int nl = o->coord_lr > 0 ? 1 : parse_list(o->sweep_lrs ? o->sweep_lrs : "", lrv, SWEEP_MAX, true);
+  if (o->coord_lr > 0) lrv[0] = o->coord_lr;
   if (nw < 1) return usage_error("--widths needs sizes such as 64,128,256");
   if (nd < 1) return usage_error("--depths needs sizes such as 2,4,8");
-  if (nl < 2) return usage_error("--lrs needs learning rates such as 1e-4,1e-3,1e-2 or a range LO:HI:N (log-spaced)");
+  if (nl < 2 && !(o->coord_lr > 0)) return usage_error("--lrs needs learning rates such as 1e-4,1e-3,1e-2 or a range LO:HI:N (log-spaced)");
   if (!o->width_spec || !strchr(o->width_spec, '='))
     return usage_error("--width SYM=BASE is required (the base of the derived parametrization)");
   static char wsym[64], dsym[64];
@@ -225,8 +316,13 @@ int cmd_sweep(Opts *o) {
         for (int l = 0; l < nl; l++)
           for (int s = 0; s < seeds; s++)
             runs[n++] = (Run){p, (int64_t)wv[w], (int64_t)dv[d], lrv[l], o->seed + (uint64_t)s, NAN, false};
+  /* the first run's setup here, so that bad data is one error, not one per run */
+  if (!isfinite(one_run(o, &runs[0], true))) {
+    free(runs);
+    return EXIT_USER;
+  }
   /* resume: rows already in the CSV */
-  FILE *f = fopen(o->out, "r");
+  FILE *f = o->coord_lr > 0 ? NULL : fopen(o->out, "r"); /* a coordinate check is run whole */
   int resumed = 0;
   if (f) {
     char line[512];
@@ -249,7 +345,8 @@ int cmd_sweep(Opts *o) {
     free(runs);
     return EXIT_USER;
   }
-  if (!resumed) fprintf(f, "param,width,depth,lr,seed,loss\n");
+  if (!resumed)
+    fprintf(f, o->coord_lr > 0 ? "param,width,depth,lr,seed,product,line,rms_init,rms_last\n" : "param,width,depth,lr,seed,loss\n");
   fflush(f);
   printf("sweep %s: %d trainings (%d widths x %d depths x %d learning rates x %d seeds x 2 parametrizations), "
          "%d already in %s, %d at a time\n", o->entry, n, nw, nd, nl, seeds, resumed, o->out, jobs);
@@ -268,9 +365,10 @@ int cmd_sweep(Opts *o) {
       if (pid == 0) {
         close(fds[0]);
         if (!freopen("/dev/null", "w", stdout)) _exit(1);
-        double loss = one_run(o, &runs[next]);
-        ssize_t wr = write(fds[1], &loss, sizeof loss);
-        _exit(wr == (ssize_t)sizeof loss ? 0 : 1);
+        Run *r = &runs[next];
+        r->loss = one_run(o, r, false);
+        ssize_t wr = write(fds[1], r, sizeof *r); /* the whole record: loss and watched RMS */
+        _exit(wr == (ssize_t)sizeof *r ? 0 : 1);
       }
       close(fds[1]);
       if (pid < 0) {
@@ -285,13 +383,20 @@ int cmd_sweep(Opts *o) {
     pid_t done = wait(&st);
     for (int i = 0; i < active; i++) {
       if (slot[i].pid != done) continue;
-      double loss = NAN;
-      if (read(slot[i].fd, &loss, sizeof loss) != (ssize_t)sizeof loss) loss = NAN;
+      Run *r = &runs[slot[i].run], got;
+      size_t have = 0;
+      for (ssize_t k; have < sizeof got && (k = read(slot[i].fd, (char *)&got + have, sizeof got - have)) > 0;) have += (size_t)k;
       close(slot[i].fd);
-      Run *r = &runs[slot[i].run];
-      r->loss = loss, r->done = true;
-      fprintf(f, "%d,%lld,%lld,%.9g,%llu,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
-              (unsigned long long)r->seed, r->loss);
+      if (have == sizeof got) *r = got;
+      else r->loss = NAN, r->nwatch = 0;
+      r->done = true;
+      if (o->coord_lr > 0)
+        for (int k = 0; k < r->nwatch; k++)
+          fprintf(f, "%d,%lld,%lld,%.9g,%llu,%d,%d,%.9g,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
+                  (unsigned long long)r->seed, k, r->line[k], r->rms0[k], r->rms1[k]);
+      else
+        fprintf(f, "%d,%lld,%lld,%.9g,%llu,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
+                (unsigned long long)r->seed, r->loss);
       fflush(f);
       finished++;
       printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: loss %.5f\n", finished, n, param_name(r->param),
@@ -302,6 +407,11 @@ int cmd_sweep(Opts *o) {
     }
   }
   fclose(f);
+  if (o->coord_lr > 0) {
+    int rc = coord_report(o, runs, n, widths, nw, (int64_t)dv[0]);
+    free(runs);
+    return rc;
+  }
   printf("\noptimal learning rate (vertex of a parabola in log2 lr over the best point and its neighbours):\n");
   printf("%-8s %8s", "width", "depth");
   printf("  %-22s %-22s\n", "standard: lr (loss)", "derived: lr (loss)");

@@ -421,7 +421,7 @@ static const Command commands[] = {
      cmd_train, true, false},
     {"sweep", "train a grid of widths, depths and learning rates",
      "tilesmith sweep FILE.lean --entry LOSS --width D=BASE --widths 64,128,... --lrs LO:HI:N [--depth L=BASE --depths 2,4,...]\n"
-     "                 [--seeds K] [--jobs J] (--data NAME=PATH.npy... | --text PATH) [train's options] --csv OUT.csv [--plot OUT.png]",
+     "                 [--seeds K] [--jobs J] [--coord LR] (--data NAME=PATH.npy... | --text PATH) [train's options] --csv OUT.csv [--plot OUT.png]",
      "Trains the loss entry (as 'tilesmith train') for every width, depth,\n"
      "learning rate and seed of the grid, under the standard and the derived\n"
      "parametrization (--width and --depth give the bases), --jobs at a time\n"
@@ -432,7 +432,10 @@ static const Command commands[] = {
      "neighbours) for both parametrizations, and with --plot draws loss\n"
      "against learning rate, one curve per width, standard beside derived\n"
      "(gnuplot).  Under the derived parametrization the optimum should stay\n"
-     "put as the width grows; under the standard one it moves.\n",
+     "put as the width grows; under the standard one it moves.  --coord LR\n"
+     "runs a coordinate check instead: at that one learning rate, each matrix\n"
+     "product's output RMS before the first update and after --steps, per\n"
+     "width (CSV, table, --plot against the width).\n",
      cmd_sweep, true, false},
     {"rules", "list the rewrite rules",
      "tilesmith rules",
@@ -520,6 +523,8 @@ static void print_cmd_help(const Command *c) {
            "  --seeds K             seeds per point (default 1)\n"
            "  --jobs J              trainings at a time (default: the cores)\n"
            "  --plot OUT.png        loss against learning rate per width (gnuplot)\n"
+           "  --coord LR            a coordinate check instead: each product's output RMS\n"
+           "                        after --steps at LR, by width (the CSV and --plot show it)\n"
            "  and train's options below\n");
   if (trains(c))
     printf("  --data NAME=PATH.npy  rows of a Tensor or Index input (repeatable)\n"
@@ -672,6 +677,10 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--lrs", &m)) || m))) {
       if (!v) return usage_error("--lrs needs learning rates (1e-4,1e-3) or a log-spaced range LO:HI:N");
       o->sweep_lrs = v;
+    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--coord", &m)) || m))) {
+      char *end;
+      o->coord_lr = v ? strtod(v, &end) : 0;
+      if (!v || *end || !(o->coord_lr > 0) || !isfinite(o->coord_lr)) return usage_error("--coord needs a learning rate");
     } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--plot", &m)) || m))) {
       if (!v) return usage_error("--plot needs a path for the PNG");
       o->plot = v;

@@ -154,8 +154,9 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
   }
   Tensor **inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
   PState *ps = calloc((size_t)gr.n, sizeof *ps);
-  Node **targets = calloc((size_t)gr.n + 1, sizeof *targets);
-  Tensor **outs = calloc((size_t)gr.n + 1, sizeof *outs);
+  int nt = gr.n + 1 + (o->on_watch ? o->nwatch : 0);
+  Node **targets = calloc((size_t)nt, sizeof *targets);
+  Tensor **outs = calloc((size_t)nt, sizeof *outs);
   int64_t *perm = data->nsamples > 0 ? calloc((size_t)data->nsamples, sizeof *perm) : NULL;
   double *work = NULL;
   double result = NAN;
@@ -203,6 +204,7 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
     targets[k + 1] = gr.grad[k];
   }
   targets[0] = g->output;
+  for (int w = 0; w < nt - gr.n - 1; w++) targets[gr.n + 1 + w] = o->watch[w];
   work = calloc((size_t)most, sizeof(double));
   int64_t epoch = -1;
   double t0 = now_s(), tlast = t0;
@@ -213,7 +215,15 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
     for (int k = 0; k < gr.n; k++)
       if (ps[k].eff != ps[k].value)
         for (int64_t i = 0; i < ps[k].n; i++) ps[k].eff->data[i] = ps[k].scale * ps[k].value->data[i];
-    interp_run_many(g, inputs, targets, gr.n + 1, outs);
+    bool watching = o->on_watch && (step == 0 || step + 1 == o->steps);
+    interp_run_many(g, inputs, targets, watching ? nt : gr.n + 1, outs);
+    for (int w = 0; watching && w < o->nwatch; w++) {
+      const Tensor *t = outs[gr.n + 1 + w];
+      double ss = 0;
+      int64_t ne = shape_numel(&t->shape);
+      for (int64_t i = 0; i < ne; i++) ss += t->data[i] * t->data[i];
+      o->on_watch(step, w, ne ? sqrt(ss / (double)ne) : 0, o->watch_ud);
+    }
     double loss = outs[0]->data[0], gn = 0;
     for (int k = 0; k < gr.n; k++) {
       Tensor *gk = outs[k + 1];
@@ -278,7 +288,7 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
       }
       }
     }
-    for (int k = 0; k <= gr.n; k++) tensor_free(outs[k]), outs[k] = NULL;
+    for (int k = 0; k < nt; k++) tensor_free(outs[k]), outs[k] = NULL;
     bool bad = !isfinite(loss);
     if (log && (bad || step + 1 == o->steps || (o->log_every > 0 && (step + 1) % o->log_every == 0) || step == 0)) {
       double tn = now_s();

@@ -41,6 +41,12 @@ typedef struct TrainOpts {
   int64_t log_every;
   const char *init_dir;      /* Params read from DIR/NAME.npy where there (else drawn) */
   const char *save_dir;      /* the trained Params written to DIR/NAME.npy (float64) */
+  /* a coordinate check: the RMS of each watched node's value on the step's
+     batch, before the first update and at the last step, to on_watch */
+  Node *const *watch;
+  int nwatch;
+  void (*on_watch)(int64_t step, int index, double rms, void *ud);
+  void *watch_ud;
 } TrainOpts;
 
 /* The data of one non-Param input: rows (dim 0) of an array. */

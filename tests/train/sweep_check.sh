@@ -62,5 +62,19 @@ PY
 fit=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8,16 \
      --lrs 1e-3:1e-1:5 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --csv "$tmp/fit.csv" 2>&1)
 echo "$fit" | grep -Eq "^16 +0 +0\.002 .*0\.01 " ; check $? "the optimum is the parabola's vertex (0.002 standard, 0.01 derived)"
+# the coordinate check: the hidden product's output RMS after 10 steps grows
+# with the width under the standard parametrization, not under the derived
+"$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=64,I=8,C=2,L=1 --width D=16 --widths 16,128 \
+  --coord 1e-2 --steps 10 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --csv "$tmp/coord.csv" > "$tmp/coord.txt" 2>&1
+python3 - "$tmp/coord.csv" <<'PY'
+import sys
+rows = [l.split(",") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
+rms = {(r[0], r[1], r[5]): float(r[8]) for r in rows}
+sp = rms[("0", "128", "1")] / rms[("0", "16", "1")]
+de = rms[("1", "128", "1")] / rms[("1", "16", "1")]
+print("  hidden product RMS, width 128 over 16: standard %.2f, derived %.2f" % (sp, de))
+sys.exit(0 if sp > 1.4 and 0.7 < de < 1.3 else 1)
+PY
+check $? "coordinate check: the hidden product grows with the width under the standard parametrization only"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
