@@ -8,6 +8,7 @@
  * printed by the stage that found it; success is exit 0.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,10 +592,44 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
   return argv[++*i];
 }
 
+/* train's and sweep's numeric options, by table: -1 when argv[*i] is none
+   of them, else EXIT_OK or the usage error's status. */
+static int number_opt(Opts *o, int argc, char **argv, int *i) {
+  static const struct { const char *name; bool integer, sweep_only; size_t at; double lo, hi; } opts[] = {
+      {"--steps", true, false, offsetof(Opts, steps), 0, 1e8},
+      {"--warmup", true, false, offsetof(Opts, warmup), 0, 1e8},
+      {"--log-every", true, false, offsetof(Opts, log_every), 0, 1e8},
+      {"--lr", false, false, offsetof(Opts, lr), 0, INFINITY},
+      {"--adamw-lr", false, false, offsetof(Opts, lr_adam), 0, INFINITY},
+      {"--wd", false, false, offsetof(Opts, wd), 0, INFINITY},
+      {"--clip", false, false, offsetof(Opts, clip), 0, INFINITY},
+      {"--seeds", true, true, offsetof(Opts, sweep_seeds), 1, 64},
+      {"--jobs", true, true, offsetof(Opts, jobs), 1, 64},
+  };
+  for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+    if (opts[k].sweep_only && cur_cmd->run != cmd_sweep) continue;
+    bool m;
+    const char *v = opt_value(argc, argv, i, opts[k].name, &m);
+    if (!v && !m) continue;
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : NAN;
+    if (!v || *end || !(x >= opts[k].lo && x <= opts[k].hi) || (opts[k].integer && x != floor(x)))
+      return opts[k].integer ? usage_error("%s needs a whole number from %g to %g", opts[k].name, opts[k].lo, opts[k].hi)
+                             : usage_error("%s needs a number, 0 or more", opts[k].name);
+    char *field = (char *)o + opts[k].at;
+    if (!opts[k].integer) *(double *)field = x;
+    else if (opts[k].sweep_only) *(int *)field = (int)x;
+    else *(int64_t *)field = (int64_t)x;
+    return EXIT_OK;
+  }
+  return -1;
+}
+
 static int parse_args(Opts *o, int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *v;
     bool m;
+    int num;
     if ((v = opt_value(argc, argv, &i, "--entry", &m)) || m) {
       if (!v) return usage_error("--entry needs a definition name");
       o->entry = v;
@@ -684,13 +719,6 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--plot", &m)) || m))) {
       if (!v) return usage_error("--plot needs a path for the PNG");
       o->plot = v;
-    } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--seeds", &m)) || m) ||
-                                             ((v = opt_value(argc, argv, &i, "--jobs", &m)) || m))) {
-      const char *name = argv[i - (v ? 1 : 0)];
-      uint64_t k;
-      if (!v || !parse_u64(v, &k) || k < 1 || k > 64) return usage_error("%s needs a number from 1 to 64", name);
-      if (!strncmp(name, "--seeds", 7)) o->sweep_seeds = (int)k;
-      else o->jobs = (int)k;
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--init", &m)) || m)) {
       if (!v) return usage_error("--init needs a directory of NAME.npy Params");
       o->init_dir = v;
@@ -710,27 +738,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v || (strcmp(v, "constant") && strcmp(v, "cosine") && strcmp(v, "linear") && strcmp(v, "wsd")))
         return usage_error("--lr-schedule needs constant, cosine, linear or wsd");
       o->lr_schedule = v;
-    } else if (trains(cur_cmd) && (((v = opt_value(argc, argv, &i, "--steps", &m)) || m) ||
-                                             ((v = opt_value(argc, argv, &i, "--warmup", &m)) || m) ||
-                                             ((v = opt_value(argc, argv, &i, "--log-every", &m)) || m))) {
-      const char *name = argv[i - (v ? 1 : 0)];
-      uint64_t n;
-      if (!v || !parse_u64(v, &n) || n > 100000000) return usage_error("%s needs a whole number", name);
-      if (!strncmp(name, "--steps", 7)) o->steps = (int64_t)n;
-      else if (!strncmp(name, "--warmup", 8)) o->warmup = (int64_t)n;
-      else o->log_every = (int64_t)n;
-    } else if (trains(cur_cmd) && (((v = opt_value(argc, argv, &i, "--lr", &m)) || m) ||
-                                             ((v = opt_value(argc, argv, &i, "--adamw-lr", &m)) || m) ||
-                                             ((v = opt_value(argc, argv, &i, "--wd", &m)) || m) ||
-                                             ((v = opt_value(argc, argv, &i, "--clip", &m)) || m))) {
-      const char *name = argv[i - (v ? 1 : 0)];
-      char *end;
-      double x = v ? strtod(v, &end) : -1;
-      if (!v || *end || !(x >= 0) || !isfinite(x)) return usage_error("%s needs a number, 0 or more", name);
-      if (!strncmp(name, "--lr", 4) && strncmp(name, "--lr-", 5)) o->lr = x;
-      else if (!strncmp(name, "--adamw-lr", 10)) o->lr_adam = x;
-      else if (!strncmp(name, "--wd", 4)) o->wd = x;
-      else o->clip = x;
+    } else if (trains(cur_cmd) && (num = number_opt(o, argc, argv, &i)) >= 0) {
+      if (num) return num;
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
       if (!v || (strcmp(v, "sgd") && strcmp(v, "adamw") && strcmp(v, "lion") && strcmp(v, "muon")))
         return usage_error("--optimizer needs sgd, adamw, lion or muon");
