@@ -124,14 +124,8 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
         }
         follow(g, users, x, m, rank, f, depth + 1);
       } else { /* reshape: dimensions paired in order where sizes agree, size 1 skipped */
-        int to[TS_MAX_RANK], dx = 0;
-        for (int i = 0; i < n->shape.rank; i++) to[i] = -1;
-        for (int d = 0; d < x->shape.rank; d++) {
-          if (x->shape.d[d].n == 1) continue;
-          while (dx < n->shape.rank && n->shape.d[dx].n == 1) dx++;
-          if (dx >= n->shape.rank || n->shape.d[dx].n != x->shape.d[d].n) break;
-          to[dx++] = d;
-        }
+        int to[TS_MAX_RANK];
+        shape_reshape_map(&n->shape, &x->shape, to);
         for (int k = 0; k < rank; k++) m[k] = map[k] >= 0 ? to[map[k]] : -1;
         follow(g, users, x, m, rank, f, depth + 1);
       }

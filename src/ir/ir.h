@@ -68,6 +68,12 @@ typedef struct SizeArg { const char *name; int64_t value; bool used; } SizeArg;
    bindings: false when it names something unbound, divides by zero or does
    not parse (shape.c). */
 bool dim_value_at(const Dim *d, const SizeArg *bind, int nbind, int64_t *out);
+/* A reshape's dimensions that stay whole: to_of[d] (d a dimension of from)
+   is the dimension of to it becomes, the dimensions larger than 1 paired
+   in order while their sizes agree; -1 for a size-1 dimension and from
+   the first that splits or merges on.  True when every dimension larger
+   than 1 pairs (the reshape only adds or drops size-1 dimensions). */
+bool shape_reshape_map(const Shape *from, const Shape *to, int *to_of);
 
 
 typedef struct Node Node;

@@ -395,6 +395,22 @@ static bool op_result_rule(Op op, const NodeAttrs *at, const Shape *const *in, c
   return WHY_NOT(whylen, "unknown op %d", (int)op);
 }
 
+/* ---- reshapes ---- */
+
+bool shape_reshape_map(const Shape *from, const Shape *to, int *to_of) {
+  int dt = 0;
+  bool whole = true;
+  for (int d = 0; d < from->rank; d++) {
+    to_of[d] = -1;
+    if (from->d[d].n == 1 || !whole) continue;
+    while (dt < to->rank && to->d[dt].n == 1) dt++;
+    if (dt >= to->rank || to->d[dt].n != from->d[d].n) whole = false;
+    else to_of[d] = dt++;
+  }
+  while (whole && dt < to->rank && to->d[dt].n == 1) dt++;
+  return whole && dt == to->rank;
+}
+
 /* ---- symbolic sizes at bindings ---- */
 
 typedef struct Sym { const char *s; const SizeArg *b; int n; bool ok; } Sym;

@@ -50,15 +50,8 @@ static bool is_layout(const Node *n) {
    dimensions of size 1 come and go)?  Then it joins the kernel's axes;
    otherwise it splits or merges dimensions. */
 static bool reshape_pairs(const Node *n) {
-  const Node *x = n->in[0];
-  int dx = 0;
-  for (int d = 0; d < n->shape.rank; d++) {
-    if (n->shape.d[d].n == 1) continue;
-    while (dx < x->shape.rank && x->shape.d[dx].n == 1) dx++;
-    if (dx >= x->shape.rank || x->shape.d[dx].n != n->shape.d[d].n) return false;
-    dx++;
-  }
-  return true;
+  int to_of[TS_MAX_RANK];
+  return shape_reshape_map(&n->in[0]->shape, &n->shape, to_of);
 }
 
 /* An output that is a reshape splitting or merging dimensions of a node
@@ -209,14 +202,11 @@ bool plan_axes(Plan *p, PKernel *k) {
           if (n->shape.d[d].n > 1) uf_join(par, SLOT(x, n->perm[d]), SLOT(n, d));
       } else if (n->op == OP_RESHAPE) {
         /* only dimensions of size 1 may come and go: pair the others in order */
-        if (!reshape_pairs(n)) return fail(k, "a reshape between fused nodes that splits or merges dimensions", n);
-        int dx = 0;
-        for (int d = 0; d < r; d++) {
-          if (n->shape.d[d].n == 1) continue;
-          while (x->shape.d[dx].n == 1) dx++;
-          uf_join(par, SLOT(x, dx), SLOT(n, d));
-          dx++;
-        }
+        int to_of[TS_MAX_RANK];
+        if (!shape_reshape_map(&x->shape, &n->shape, to_of))
+          return fail(k, "a reshape between fused nodes that splits or merges dimensions", n);
+        for (int d = 0; d < x->shape.rank; d++)
+          if (to_of[d] >= 0) uf_join(par, SLOT(x, d), SLOT(n, to_of[d]));
       } else {
         return fail(k, "a slice of a fused node", n);
       }

@@ -1062,13 +1062,7 @@ static void store_output(LP *L, const Node *o) {
   st->ngidx = as->shape.rank;
   st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)(as->shape.rank ? as->shape.rank : 1));
   if (view) {
-    SExpr *flat = I(L, 0);
-    int64_t stride = 1;
-    for (int d = o->shape.rank - 1; d >= 0; d--) {
-      flat = IX(L, IX_ADD, flat, IX(L, IX_MUL, idx[d], I(L, stride)));
-      stride *= o->shape.d[d].n;
-    }
-    tile_unflatten(L->a, flat, &view->shape, view->shape.rank, st->gidx);
+    tile_reshape_index(L->a, idx, &o->shape, &view->shape, st->gidx);
   } else {
     memcpy(st->gidx, idx, sizeof(SExpr *) * (size_t)o->shape.rank);
   }

@@ -24,7 +24,6 @@
 
 static SExpr *I(Pw *p, int64_t v) { return sx_int(p->a, v); }
 static SExpr *ADD(Pw *p, SExpr *x, SExpr *y) { return sx_idx(p->a, IX_ADD, x, y); }
-static SExpr *MUL(Pw *p, SExpr *x, SExpr *y) { return sx_idx(p->a, IX_MUL, x, y); }
 static SExpr *LT(Pw *p, SExpr *x, SExpr *y) { return sx_idx(p->a, IX_LT, x, y); }
 
 SExpr *tile_clamp_index(Arena *a, SExpr *x, int64_t n) {
@@ -42,6 +41,16 @@ void tile_unflatten(Arena *a, SExpr *flat, const Shape *s, int r, SExpr **out) {
     }
     stride *= n ? n : 1;
   }
+}
+
+void tile_reshape_index(Arena *a, SExpr *const *idx, const Shape *from, const Shape *to, SExpr **out) {
+  SExpr *flat = sx_int(a, 0);
+  int64_t stride = 1;
+  for (int d = from->rank - 1; d >= 0; d--) {
+    flat = sx_idx(a, IX_ADD, flat, sx_idx(a, IX_MUL, idx[d], sx_int(a, stride)));
+    stride *= from->d[d].n;
+  }
+  tile_unflatten(a, flat, to, to->rank, out);
 }
 
 void tile_broadcast_index(const Shape *op, const Shape *out, SExpr **idx, SExpr **res, Arena *a) {
@@ -87,13 +96,7 @@ SExpr *tile_pointwise(Pw *p, const Node *n, SExpr **idx, bool top) {
     if (n->op == OP_PERMUTE) {
       for (int d = 0; d < n->shape.rank; d++) sub[n->perm[d]] = idx[d];
     } else if (n->op == OP_RESHAPE) {
-      SExpr *flat = I(p, 0);
-      int64_t stride = 1;
-      for (int d = n->shape.rank - 1; d >= 0; d--) {
-        flat = ADD(p, flat, MUL(p, idx[d], I(p, stride)));
-        stride *= n->shape.d[d].n;
-      }
-      tile_unflatten(p->a, flat, &x->shape, x->shape.rank, sub);
+      tile_reshape_index(p->a, idx, &n->shape, &x->shape, sub);
     } else { /* OP_SLICE */
       memcpy(sub, idx, sizeof(SExpr *) * (size_t)n->shape.rank);
       sub[n->axis] = ADD(p, idx[n->axis], I(p, n->lo));

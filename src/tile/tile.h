@@ -271,6 +271,8 @@ SExpr *tile_pointwise(Pw *p, const Node *n, SExpr **idx, bool top);
 SExpr *tile_clamp_index(Arena *a, SExpr *x, int64_t n);
 /* Split a flat row-major position over dims s->d[0..r) into r indices. */
 void tile_unflatten(Arena *a, SExpr *flat, const Shape *s, int r, SExpr **out);
+/* idx into a tensor of shape from, as the index into its reshape to (row-major: the same flat offset). */
+void tile_reshape_index(Arena *a, SExpr *const *idx, const Shape *from, const Shape *to, SExpr **out);
 /* The index into an operand of shape op from the index idx of a result of
    shape out it broadcasts to (trailing dimensions aligned). */
 void tile_broadcast_index(const Shape *op, const Shape *out, SExpr **idx, SExpr **res, Arena *a);
