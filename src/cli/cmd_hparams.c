@@ -51,7 +51,7 @@ static void fmt_init(const HpParam *p, char *buf, size_t n) {
   else snprintf(buf, n, "= %g", p->init_value);
 }
 
-static void print_table(const HpPlan *pl, const HpOpts *ho, const Graph *g, const Opts *o) {
+static void print_table(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
   printf("hparams %s: width %s", o->entry, ho->width[0].name);
   for (int i = 1; i < ho->nwidth; i++) printf(", %s", ho->width[i].name);
   printf(" × %.4g of the base", pl->width_mult);
@@ -84,7 +84,6 @@ static void print_table(const HpPlan *pl, const HpOpts *ho, const Graph *g, cons
            nb == 1 ? "sits" : "sit");
   printf("\nwhy:\n");
   for (int i = 0; i < pl->n; i++) printf("  %s: %s\n", pl->params[i].param->name, pl->params[i].reason);
-  (void)g;
 }
 
 static void print_json(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
@@ -289,8 +288,8 @@ int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
   }
   ho->bind = o->bind;
   ho->nbind = o->nbind;
-  ho->opt = o->optimizer && strcmp(o->optimizer, "adamw") && strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "lion")
-                ? HP_MUON : HP_ADAMW; /* muon, auto: Muon where there are hidden matrices */
+  /* muon, auto: Muon where there are hidden matrices */
+  ho->opt = o->optimizer && (!strcmp(o->optimizer, "muon") || !strcmp(o->optimizer, "auto")) ? HP_MUON : HP_ADAMW;
   *gp = g;
   return EXIT_OK;
 }
@@ -322,7 +321,7 @@ int cmd_hparams(Opts *o) {
   rc = EXIT_OK;
   if (o->emit_pytorch && !emit_pytorch(&pl, &ho, o, o->emit_pytorch)) rc = EXIT_USER;
   else if (o->format && !strcmp(o->format, "json")) print_json(&pl, &ho, o);
-  else if (!o->emit_pytorch) print_table(&pl, &ho, g, o);
+  else if (!o->emit_pytorch) print_table(&pl, &ho, o);
   free(pl.params);
 done:
   hparams_free(&ho);

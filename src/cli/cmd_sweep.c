@@ -74,18 +74,13 @@ static void acc_log(const TrainLog *l, void *ud) {
 
 /* dry: only set the run up (the data read), 0 when that works. */
 static double one_run(Opts *o, Run *r, bool dry) {
-  Opts ro = *o;
-  char wspec[128], dspec[128];
+  Opts ro = *o; /* its --width and --depth are the derived runs' */
   ro.nsizes = 0;
   for (int i = 0; i < o->nsizes && ro.nsizes < 62; i++) ro.sizes[ro.nsizes++] = o->sizes[i];
   ro.sizes[ro.nsizes++] = (SizeArg){o->sweep_width, r->width, false};
   if (o->sweep_depth) ro.sizes[ro.nsizes++] = (SizeArg){o->sweep_depth, r->depth, false};
   ro.param_derived = r->param == 1;
-  if (ro.param_derived) {
-    snprintf(wspec, sizeof wspec, "%s", o->width_spec);
-    ro.width_spec = wspec;
-    if (o->depth_spec) snprintf(dspec, sizeof dspec, "%s", o->depth_spec), ro.depth_spec = dspec;
-  } else {
+  if (!ro.param_derived) {
     ro.width_spec = o->optimizer && !strcmp(o->optimizer, "muon") ? o->sweep_width : NULL;
     ro.depth_spec = NULL;
   }
@@ -134,9 +129,9 @@ static const char *param_name(int p) { return p ? "derived" : "sp"; }
 
 static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double *x, double *y);
 
-/* The vertex of the parabola through the best point and its neighbours in
-   log2(lr) (least squares over up to five points); the best point itself
-   at an end of the grid or when the fit opens downward. */
+/* The vertex of the parabola through the best point and its two
+   neighbours in log2(lr); the best point itself at an end of the grid or
+   where the three points are level. */
 static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, double *best_loss) {
   double x[SWEEP_MAX], y[SWEEP_MAX];
   int m = curve(runs, n, param, w, d, x, y);
@@ -147,33 +142,13 @@ static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, d
     if (y[k] < y[b]) b = k;
   *best_loss = y[b];
   if (b == 0 || b == m - 1) return exp2(x[b]);
-  int lo = b - 1, hi = b + 1; /* three points: the parabola through them */
-  /* least squares y = c0 + c1 t + c2 t² with t = x - x[b] */
-  double S[5] = {0}, T[3] = {0};
-  for (int k = lo; k <= hi; k++) {
-    double t = x[k] - x[b], p = 1;
-    for (int e = 0; e < 5; e++) S[e] += p, p *= t;
-    T[0] += y[k], T[1] += y[k] * t, T[2] += y[k] * t * t;
-  }
-  double M[3][4] = {{S[0], S[1], S[2], T[0]}, {S[1], S[2], S[3], T[1]}, {S[2], S[3], S[4], T[2]}};
-  for (int c = 0; c < 3; c++) {
-    int pv = c;
-    for (int r = c + 1; r < 3; r++)
-      if (fabs(M[r][c]) > fabs(M[pv][c])) pv = r;
-    for (int e = 0; e < 4; e++) { double t = M[c][e]; M[c][e] = M[pv][e]; M[pv][e] = t; }
-    if (fabs(M[c][c]) < 1e-300) return exp2(x[b]);
-    for (int r = 0; r < 3; r++) {
-      if (r == c) continue;
-      double f = M[r][c] / M[c][c];
-      for (int e = 0; e < 4; e++) M[r][e] -= f * M[c][e];
-    }
-  }
-  double c1 = M[1][3] / M[1][1], c2 = M[2][3] / M[2][2];
-  if (!(c2 > 0)) return exp2(x[b]);
-  double t = -c1 / (2 * c2);
-  if (t < x[lo] - x[b]) t = x[lo] - x[b];
-  if (t > x[hi] - x[b]) t = x[hi] - x[b];
-  return exp2(x[b] + t);
+  /* the parabola through the best point and its two neighbours */
+  double x0 = x[b - 1], x1 = x[b], x2 = x[b + 1], y0 = y[b - 1], y1 = y[b], y2 = y[b + 1];
+  double c2 = ((y2 - y1) / (x2 - x1) - (y1 - y0) / (x1 - x0)) / (x2 - x0);
+  if (!(c2 > 0)) return exp2(x1);
+  double v = x1 - 0.5 * ((x1 - x0) * (x1 - x0) * (y1 - y2) - (x1 - x2) * (x1 - x2) * (y1 - y0)) /
+                      ((x1 - x0) * (y1 - y2) - (x1 - x2) * (y1 - y0));
+  return exp2(v < x0 ? x0 : v > x2 ? x2 : v);
 }
 
 /* The points of one curve, sorted by learning rate, seeds averaged. */

@@ -109,7 +109,7 @@ void train_opts(const Opts *o, TrainOpts *to_) {
 }
 
 int cmd_train(Opts *o) {
-  HpOpts ho;
+  HpOpts ho = {0};
   Session s;
   session_open(&s);
   Graph *g = NULL;
@@ -120,20 +120,17 @@ int cmd_train(Opts *o) {
   int rc = EXIT_USER;
   if (o->param_derived && !o->width_spec) {
     rc = usage_error("--param derived needs --width SYM=BASE (and --depth SYM=BASE for a deep model)");
-    memset(&ho, 0, sizeof ho);
     goto done;
   }
   if (o->optimizer && !strcmp(o->optimizer, "muon") && !o->width_spec) {
     rc = usage_error("--optimizer muon needs --width SYM (with --param sp: --width SYM alone) to tell hidden matrices");
-    memset(&ho, 0, sizeof ho);
     goto done;
   }
   if (!o->param_derived) { /* standard: the sizes are their own bases, every multiplier 1 */
     for (char *c = (char *)o->width_spec; c && *c; c++)
       if (*c == '=') {
         rc = usage_error("--param sp takes --width SYM without a base (the entry's own size is the base)");
-        memset(&ho, 0, sizeof ho);
-        goto done;
+            goto done;
       }
     o->depth_spec = NULL;
   }

@@ -104,8 +104,7 @@ static void newton_schulz(double *x, int64_t r, int64_t c, double *work) {
 
 /* ---- data ---- */
 
-static void fill_batch(TrainData *d, Tensor **inputs, const Graph *g, int64_t step, const TrainOpts *o,
-                       int64_t *perm, int64_t *epoch) {
+static void fill_batch(TrainData *d, Tensor **inputs, int64_t step, const TrainOpts *o, int64_t *perm, int64_t *epoch) {
   Rng rng;
   if (d->text) {
     Tensor *ids = inputs[d->ids->input_index], *tg = inputs[d->targets->input_index];
@@ -120,7 +119,6 @@ static void fill_batch(TrainData *d, Tensor **inputs, const Graph *g, int64_t st
     }
     return;
   }
-  (void)g;
   int64_t B = d->narrays ? d->arrays[0].input->shape.d[0].n : 0, N = d->nsamples;
   for (int64_t b = 0; b < B; b++) {
     int64_t k = step * B + b, e = k / N;
@@ -211,7 +209,7 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
   int64_t samples = g->ninputs && data->narrays ? data->arrays[0].input->shape.d[0].n
                     : data->ids ? data->ids->shape.d[0].n : 1;
   for (int64_t step = 0; step < o->steps; step++) {
-    fill_batch(data, inputs, g, step, o, perm, &epoch);
+    fill_batch(data, inputs, step, o, perm, &epoch);
     for (int k = 0; k < gr.n; k++)
       if (ps[k].eff != ps[k].value)
         for (int64_t i = 0; i < ps[k].n; i++) ps[k].eff->data[i] = ps[k].scale * ps[k].value->data[i];
