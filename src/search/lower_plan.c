@@ -1137,17 +1137,56 @@ static void store_partials(LP *L, SExpr *chunk, int64_t splits) {
   }
 }
 
+/* The combine kernel's own tiles of the grid axes.  It merges partials
+   that are in memory, elementwise: no product tile constrains it, and the
+   main kernel's blocks (a 128x128 product tile: 4 blocks for a 256x256
+   split-K output, reading 8 MB of partials) leave most SMs idle.  Halve
+   the largest tile (the contiguous last dimension while it is over 64
+   elements, the others first) until the blocks number twice the SMs or a
+   block holds one element a thread. */
+enum { COMBINE_THREADS = 128, COMBINE_UNROLL = 8 };
+static void combine_tiles(LP *L) {
+  PKernel *pk = L->pk;
+  int sms = L->p->sms > 0 ? L->p->sms : 132;
+  int r = pk->root->shape.rank;
+  int last = r >= 1 ? pk->dimax[pk->root->id][r - 1] : -1;
+  for (;;) {
+    double blocks = 1, elems = 1;
+    int pick = -1;
+    for (int a = 0; a < pk->naxes; a++) {
+      if (pk->ax[a].role != AX_GRID) continue;
+      blocks *= (double)cdiv(pk->ax[a].size, pk->ax[a].tile);
+      elems *= (double)pk->ax[a].tile;
+      bool can = pk->ax[a].tile > (a == last ? 64 : 1);
+      if (can && (pick < 0 || (pick == last) || (a != last && pk->ax[a].tile > pk->ax[pick].tile))) pick = a;
+    }
+    if (pick < 0 || blocks >= 2.0 * sms || elems <= COMBINE_THREADS) return;
+    pk->ax[pick].tile = cdiv(pk->ax[pick].tile, 2);
+  }
+}
+
 /* The combine kernel: merge each state's partials over the chunks by its
    monoid (a max first, then the states rescaled against it by the law:
    exp(c * (D_chunk - D)), 0 for an all -inf chunk), then the outputs. */
+static bool lower_combine_tiled(LP *L, int64_t splits);
 static bool lower_combine(LP *L, int64_t splits) {
+  PKernel *pk = L->pk;
+  int64_t main_tile[PLAN_MAX_AXES];
+  for (int a = 0; a < pk->naxes; a++) main_tile[a] = pk->ax[a].tile;
+  combine_tiles(L);
+  bool ok = lower_combine_tiled(L, splits);
+  for (int a = 0; a < pk->naxes; a++) pk->ax[a].tile = main_tile[a];
+  return ok;
+}
+
+static bool lower_combine_tiled(LP *L, int64_t splits) {
   PKernel *pk = L->pk;
   Kernel *main = L->k;
   Kernel *k = arena_alloc(L->a, sizeof *k);
   L->k = k;
   k->kind = KERNEL_COMBINE;
   k->name = arena_printf(L->a, "k%d_combine_%s", L->tp->kernels.len, op_info[pk->root->op].name);
-  k->threads = 128;
+  k->threads = COMBINE_THREADS;
   k->node = pk->root;
   for (int i = 0; i < main->covers.len; i++) tile_cover(L->a, k, main->covers.data[i]);
   for (int i = 0; i < NLISTS; i++) L->lists[i].len = 0;
@@ -1171,13 +1210,17 @@ static bool lower_combine(LP *L, int64_t splits) {
   }
   for (int i = 0; i < ng; i++) L->base[gx[i].axis] = IX(L, IX_MUL, bidx[i], I(L, pk->ax[gx[i].axis].tile));
   L->cur = L_PRE;
+  /* U chunks a trip: U independent loads in flight per thread (one a trip
+     left the merge waiting on HBM's latency each trip) */
+  int64_t U = 1;
+  while (U < COMBINE_UNROLL && splits % (2 * U) == 0) U *= 2;
   Stmt *loops[2];
   for (int q = 0; q < 2; q++) {
     loops[q] = arena_alloc(L->a, sizeof *loops[q]);
     loops[q]->kind = ST_LOOP;
     loops[q]->var = TV_K;
     loops[q]->lo = I(L, 0);
-    loops[q]->hi = I(L, splits);
+    loops[q]->hi = I(L, splits / U);
   }
   for (int i = 0; i < pk->nstates; i++) {
     const PState *st = &pk->states[i];
@@ -1188,21 +1231,24 @@ static bool lower_combine(LP *L, int64_t splits) {
     Stmt *f = emit(L, ST_FILL);
     f->dst = t;
     f->value = sx_real(L->a, op_monoid(r->op)->identity);
-    /* part[k, idx...] */
-    set_dom(L, ax);
-    SExpr *gi[TS_MAX_RANK + 1];
-    gi[0] = sx_var(L->a, TV_K);
-    member_idx(L, r, gi + 1);
-    SExpr *part = sx_load(L->a, L->part[i], gi, r->shape.rank + 1);
-    SExpr *v;
-    if (!st->dep) {
-      v = OPX(L, op_monoid(r->op)->combine, EK_REAL, tile_read(L, r), part);
-    } else {
+    SExpr *terms[COMBINE_UNROLL];
+    for (int64_t u = 0; u < U; u++) {
+      /* part[k U + u, idx...] */
+      SExpr *chunk = IX(L, IX_ADD, IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, U)), I(L, u));
+      set_dom(L, ax);
+      SExpr *gi[TS_MAX_RANK + 1];
+      gi[0] = chunk;
+      member_idx(L, r, gi + 1);
+      SExpr *part = sx_load(L->a, L->part[i], gi, r->shape.rank + 1);
+      if (!st->dep) {
+        terms[u] = part;
+        continue;
+      }
+      /* rescaled against the merged dependence: part exp(c (D_chunk - D)) */
       int di = state_index(L, st->dep);
-      int8_t dax[2] = {L->tax[st->dep->id][0], L->tax[st->dep->id][1]};
       SExpr *gd[TS_MAX_RANK + 1];
       set_dom(L, ax);
-      gd[0] = sx_var(L->a, TV_K);
+      gd[0] = chunk;
       member_idx(L, st->dep, gd + 1);
       SExpr *pd = sx_load(L->a, L->part[di], gd, st->dep->shape.rank + 1);
       L->sub[st->dep->id] = SUB_SAFE;
@@ -1210,17 +1256,21 @@ static bool lower_combine(LP *L, int64_t splits) {
       L->sub[st->dep->id] = SUB_NONE;
       SExpr *diff = st->dep->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, pd, safe) : OPX(L, OP_SUB, EK_REAL, safe, pd);
       if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
-      v = OPX(L, OP_ADD, EK_REAL, tile_read(L, r), OPX(L, OP_MUL, EK_REAL, part, OPX(L, OP_EXP, EK_REAL, diff, NULL)));
-      (void)dax;
+      terms[u] = OPX(L, OP_MUL, EK_REAL, part, OPX(L, OP_EXP, EK_REAL, diff, NULL));
     }
-    Stmt *m = arena_alloc(L->a, sizeof *m);
-    m->kind = ST_MAP;
-    m->dst = t;
-    m->value = v;
-    set_dom(L, ax);
-    SExpr *mask = dom_mask(L, ax);
-    if (mask) m->mask = mask, m->other = sx_real(L->a, op_monoid(r->op)->identity);
-    vec_push(L->a, &loops[st->dep ? 1 : 0]->body, m);
+    /* one statement per chunk: its loads do not wait on the state's
+       (a tree of NaN-aware maxima would repeat its operands) */
+    Op comb = st->dep ? OP_ADD : op_monoid(r->op)->combine;
+    for (int64_t u = 0; u < U; u++) {
+      Stmt *m = arena_alloc(L->a, sizeof *m);
+      m->kind = ST_MAP;
+      m->dst = t;
+      m->value = OPX(L, comb, EK_REAL, tile_read(L, r), terms[u]);
+      set_dom(L, ax);
+      SExpr *mask = dom_mask(L, ax);
+      if (mask) m->mask = mask, m->other = sx_real(L->a, op_monoid(r->op)->identity);
+      vec_push(L->a, &loops[st->dep ? 1 : 0]->body, m);
+    }
   }
   vec_push(L->a, &L->lists[L_PRE], loops[0]);
   if (loops[1]->body.len) vec_push(L->a, &L->lists[L_PRE], loops[1]);

@@ -98,6 +98,7 @@ Plan *plan_transfer(const Plan *p, Graph *g, char *why, size_t whylen) {
   for (int i = 0; i < G->nnodes; i++) map[i] = -1;
   if (G->ninputs != g->ninputs || !match(G, g, G->output, g->output, map, why, whylen)) return NULL;
   Plan *q = plan_new(g, p->dtype);
+  q->sms = p->sms;
   for (int i = 0; i < G->nnodes; i++) {
     if (map[i] < 0 || p->kernel_of[i] < 0) continue;
     int *ko = &q->kernel_of[map[i]];

@@ -130,6 +130,8 @@ typedef struct Plan {
   VEC(PKernel *) kernels;
   int *kernel_of;      /* per node id: the kernel that stores it (-1: an input or computed nowhere) */
   bool pricing;        /* one kernel lowered to be priced: globals only for what it touches */
+  int sms;             /* the GPU's streaming multiprocessors (the search's profile): a combine
+                          kernel's blocks are sized to give each work; 0 before a search */
 } Plan;
 
 /* The naive plan: one kernel per materialized node, as lower.c lowers it. */

@@ -197,6 +197,7 @@ static uint64_t kernel_key(const PKernel *k) {
    first stored node's id, which is topological). */
 static Plan *state_plan(S *s, bool naive_all) {
   Plan *p = plan_new(s->g, s->dt);
+  p->sms = s->gpu->sms;
   int ng = s->groups.len;
   /* order groups by their smallest output id */
   int *order = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)(ng ? ng : 1));
