@@ -211,13 +211,13 @@ static bool flashnorm(const TileProgram *tp) {
 
 /* ---- the checks ---- */
 
-typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST } Want;
+typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS } Want;
 
 typedef struct Case {
   const char *file, *entry;
   Want want;
   const char *da, *db; /* NO_BUFFER, ONE_KERNEL_STREAMED: the forbidden dimensions (by size name) */
-  int most;            /* KERNELS_AT_MOST */
+  int most;            /* KERNELS_AT_MOST, LOOPS_AT_MOST; COMBINE_BLOCKS: at least */
   const char *what;
 } Case;
 
@@ -280,6 +280,12 @@ static const Case cases[] = {
     /* split-K exactly when the grid under-fills */
     {"examples/matmul_large_k.lean", "matmul_256_k131072", SPLIT, NULL, NULL, 0, "256×131072×256: split-K + combine"},
     {"examples/matmul_large_k.lean", "matmul_16_k32768", SPLIT, NULL, NULL, 0, "16-row product, K 32768: split-K"},
+    /* the combine merges partials in memory over its own, small tiles:
+       enough blocks to read them at the memory's rate */
+    {"examples/matmul_large_k.lean", "matmul_256_k131072", COMBINE_BLOCKS, NULL, NULL, 132,
+     "split-K's combine: at least one block per SM"},
+    {"examples/matmul_large_k.lean", "matmul_64_k32768", COMBINE_BLOCKS, NULL, NULL, 32,
+     "split-K's combine of a 64×64 output: one element a thread"},
     {"tests/search/programs.lean", "square_matmul_big", NO_SPLIT, NULL, NULL, 0, "8192² product fills the GPU: no split"},
     /* SwiGLU: gate and up in one kernel */
     {"examples/swiglu_mlp.lean", "swiglu_mlp_8k", KERNELS_AT_MOST, NULL, NULL, 2,
@@ -299,6 +305,17 @@ static const Case cases[] = {
     {"examples/transformer_block.lean", "transformer_block_b4_n2048", ACT_KERNELS_AT_MOST, NULL, NULL, 10,
      "transformer block: at most 10 kernels on activations (besides kernels that prepare Params)"},
 };
+
+/* the fewest blocks of a combine kernel (0 without one) */
+static int64_t combine_blocks(const TileProgram *tp) {
+  int64_t least = 0;
+  for (int i = 0; i < tp->kernels.len; i++) {
+    const Kernel *k = tp->kernels.data[i];
+    int64_t b = k->grid[0] * k->grid[1] * k->grid[2];
+    if (k->kind == KERNEL_COMBINE && (!least || b < least)) least = b;
+  }
+  return least;
+}
 
 static void run_case(const Case *c) {
   Run r;
@@ -321,6 +338,7 @@ static void run_case(const Case *c) {
   case ACT_KERNELS_AT_MOST: ok = act_kernels(tp) <= c->most; break;
   case FLASHNORM: ok = flashnorm(tp); break;
   case LOOPS_AT_MOST: ok = loops(tp) <= c->most; break;
+  case COMBINE_BLOCKS: ok = combine_blocks(tp) >= c->most; break;
   }
   char what[300];
   snprintf(what, sizeof what, "%s (%d kernel%s)", c->what, kernels(tp), kernels(tp) == 1 ? "" : "s");
