@@ -172,14 +172,36 @@ static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double
   return m;
 }
 
+/* A gnuplot process drawing two panels side by side into png, log-log
+   axes (x in base 2), and its end: whether it drew (said on the terminal
+   either way). */
+static FILE *plot_open(const char *png, const char *xlabel, const char *ylabel, const char *key) {
+  FILE *g = popen("gnuplot", "w");
+  if (g)
+    fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
+               "set logscale x 2\nset logscale y\nset xlabel '%s'\nset ylabel '%s'\nset key %s\nset grid\n",
+            png, xlabel, ylabel, key);
+  return g;
+}
+static void plot_close(FILE *g, const char *png) {
+  bool ok = false;
+  if (g) {
+    fprintf(g, "unset multiplot\n");
+    ok = pclose(g) == 0;
+  }
+  if (ok) printf("wrote %s\n", png);
+  else fprintf(stderr, "tilesmith: warning: gnuplot could not draw %s (is gnuplot installed?)\n", png);
+}
+
 /* Loss against learning rate, one curve per width, standard beside
    derived: a gnuplot script with the points inline. */
-static bool plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, int64_t depth) {
-  FILE *g = popen("gnuplot", "w");
-  if (!g) return false;
-  fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
-             "set logscale x 2\nset logscale y\nset format x '%%.0e'\nset xlabel 'learning rate'\nset ylabel 'final training loss'\n"
-             "set key top right\nset grid\n", png);
+static void plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, int64_t depth) {
+  FILE *g = plot_open(png, "learning rate", "final training loss", "top right");
+  if (!g) {
+    plot_close(g, png);
+    return;
+  }
+  fprintf(g, "set format x '%%.0e'\n");
   for (int p = 0; p < 2; p++) {
     fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
     for (int i = 0; i < nw; i++) fprintf(g, "%s'-' with linespoints lw 2 title 'width %lld'", i ? ", " : "", (long long)widths[i]);
@@ -191,8 +213,7 @@ static bool plot(const char *png, const Run *runs, int n, const int64_t *widths,
       fprintf(g, "e\n");
     }
   }
-  fprintf(g, "unset multiplot\n");
-  return pclose(g) == 0;
+  plot_close(g, png);
 }
 
 /* The coordinate check's table and picture: each product's output RMS at
@@ -229,28 +250,19 @@ static int coord_report(const Opts *o, const Run *runs, int n, const int64_t *wi
     }
   }
   if (o->plot) {
-    FILE *g = popen("gnuplot", "w");
-    bool ok = g != NULL;
-    if (g) {
-      fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
-                 "set logscale x 2\nset logscale y\nset xlabel 'width'\nset ylabel 'RMS of the product output'\n"
-                 "set key top left\nset grid\n", o->plot);
-      for (int p = 0; p < 2; p++) {
-        fprintf(g, "set title '%s, after %lld steps'\nplot ", p ? "derived parametrization" : "standard parametrization",
-                (long long)(o->steps ? o->steps : 100));
-        for (int k = 0; k < np; k++) fprintf(g, "%s'-' with linespoints title 'product %d (line %d)'", k ? ", " : "", k, line[k]);
-        fprintf(g, "\n");
-        for (int k = 0; k < np; k++) {
-          for (int w = 0; w < nw; w++)
-            if (isfinite(v[p][k][w])) fprintf(g, "%lld %.9g\n", (long long)widths[w], v[p][k][w]);
-          fprintf(g, "e\n");
-        }
+    FILE *g = plot_open(o->plot, "width", "RMS of the product output", "top left");
+    for (int p = 0; g && p < 2; p++) {
+      fprintf(g, "set title '%s, after %lld steps'\nplot ", p ? "derived parametrization" : "standard parametrization",
+              (long long)(o->steps ? o->steps : 100));
+      for (int k = 0; k < np; k++) fprintf(g, "%s'-' with linespoints title 'product %d (line %d)'", k ? ", " : "", k, line[k]);
+      fprintf(g, "\n");
+      for (int k = 0; k < np; k++) {
+        for (int w = 0; w < nw; w++)
+          if (isfinite(v[p][k][w])) fprintf(g, "%lld %.9g\n", (long long)widths[w], v[p][k][w]);
+        fprintf(g, "e\n");
       }
-      fprintf(g, "unset multiplot\n");
-      ok = pclose(g) == 0;
     }
-    if (ok) printf("wrote %s\n", o->plot);
-    else fprintf(stderr, "tilesmith: warning: gnuplot could not draw %s (is gnuplot installed?)\n", o->plot);
+    plot_close(g, o->plot);
   }
   return EXIT_OK;
 }
@@ -396,10 +408,7 @@ int cmd_sweep(Opts *o) {
       double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0), b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1);
       printf("%-8lld %8lld  %-9.3g (%-9.4g)    %-9.3g (%-9.4g)\n", (long long)wv[w], (long long)dv[d], a, l0, b, l1);
     }
-  if (o->plot) {
-    if (plot(o->plot, runs, n, widths, nw, (int64_t)dv[0])) printf("wrote %s\n", o->plot);
-    else fprintf(stderr, "tilesmith: warning: gnuplot could not draw %s (is gnuplot installed?)\n", o->plot);
-  }
+  if (o->plot) plot(o->plot, runs, n, widths, nw, (int64_t)dv[0]);
   free(runs);
   return EXIT_OK;
 }

@@ -36,9 +36,12 @@ out=$("$bin" sweep "${args[@]}" 2>&1)
 rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
 [ "$rows" = 12 ]; check $? "a 2 x 3 x 2 grid writes 12 rows (got $rows)"
 grep -q "^param,width,depth,lr,seed,loss$" "$tmp/s.csv"; check $? "the CSV's header"
-out2=$("$bin" sweep "${args[@]}" 2>&1)
+out2=$("$bin" sweep "${args[@]}" --plot "$tmp/s.png" 2>&1)
 rows2=$(tail -n +2 "$tmp/s.csv" | wc -l)
 echo "$out2" | grep -q "12 already in" && [ "$rows2" = 12 ]; check $? "run again, the sweep resumes: nothing trained twice"
+# the pictures (gnuplot-nox in CI): a PNG file, said on the terminal
+is_png() { [ "$(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
+is_png "$tmp/s.png" && echo "$out2" | grep -q "wrote $tmp/s.png"; check $? "--plot draws loss against learning rate as a PNG"
 # width 8 is the base: both parametrizations train the same model
 python3 - "$tmp/s.csv" <<'PY'
 import sys
@@ -65,7 +68,9 @@ echo "$fit" | grep -Eq "^16 +0 +0\.002 .*0\.01 " ; check $? "the optimum is the 
 # the coordinate check: the hidden product's output RMS after 10 steps grows
 # with the width under the standard parametrization, not under the derived
 "$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=64,I=8,C=2,L=1 --width D=16 --widths 16,128 \
-  --coord 1e-2 --steps 10 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --csv "$tmp/coord.csv" > "$tmp/coord.txt" 2>&1
+  --coord 1e-2 --steps 10 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --csv "$tmp/coord.csv" --plot "$tmp/coord.png" \
+  > "$tmp/coord.txt" 2>&1
+is_png "$tmp/coord.png"; check $? "--coord --plot draws the coordinate check as a PNG"
 python3 - "$tmp/coord.csv" <<'PY'
 import sys
 rows = [l.split(",") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
