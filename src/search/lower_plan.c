@@ -1142,9 +1142,10 @@ static void store_partials(LP *L, SExpr *chunk, int64_t splits) {
    main kernel's blocks (a 128x128 product tile: 4 blocks for a 256x256
    split-K output, reading 8 MB of partials) leave most SMs idle.  Halve
    the largest tile (the contiguous last dimension while it is over 64
-   elements, the others first) until the blocks number twice the SMs or a
-   block holds one element a thread. */
-enum { COMBINE_THREADS = 128, COMBINE_UNROLL = 8 };
+   elements, the others first) until the blocks number twice the SMs and
+   a block holds at most 8 elements a thread, or it holds one (a row an
+   output reduces, held whole, counts in full). */
+enum { COMBINE_THREADS = 128, COMBINE_UNROLL = 8, COMBINE_PER_THREAD = 8 };
 static void combine_tiles(LP *L) {
   PKernel *pk = L->pk;
   int sms = L->p->sms > 0 ? L->p->sms : 132;
@@ -1154,13 +1155,15 @@ static void combine_tiles(LP *L) {
     double blocks = 1, elems = 1;
     int pick = -1;
     for (int a = 0; a < pk->naxes; a++) {
+      if (pk->ax[a].role == AX_WHOLE && pk->ax[a].in_output) elems *= (double)pk->ax[a].tile; /* a row its outputs span */
       if (pk->ax[a].role != AX_GRID) continue;
       blocks *= (double)cdiv(pk->ax[a].size, pk->ax[a].tile);
       elems *= (double)pk->ax[a].tile;
       bool can = pk->ax[a].tile > (a == last ? 64 : 1);
       if (can && (pick < 0 || (pick == last) || (a != last && pk->ax[a].tile > pk->ax[pick].tile))) pick = a;
     }
-    if (pick < 0 || blocks >= 2.0 * sms || elems <= COMBINE_THREADS) return;
+    bool enough = blocks >= 2.0 * sms && elems <= COMBINE_PER_THREAD * COMBINE_THREADS;
+    if (pick < 0 || enough || elems <= COMBINE_THREADS) return;
     pk->ax[pick].tile = cdiv(pk->ax[pick].tile, 2);
   }
 }
@@ -1211,9 +1214,15 @@ static bool lower_combine_tiled(LP *L, int64_t splits) {
   for (int i = 0; i < ng; i++) L->base[gx[i].axis] = IX(L, IX_MUL, bidx[i], I(L, pk->ax[gx[i].axis].tile));
   L->cur = L_PRE;
   /* U chunks a trip: U independent loads in flight per thread (one a trip
-     left the merge waiting on HBM's latency each trip) */
+     left the merge waiting on HBM's latency each trip), at most 32 values
+     a thread in flight (Triton holds each statement's whole tile load in
+     registers) */
+  double per_thread = 1;
+  for (int a = 0; a < pk->naxes; a++)
+    if (pk->ax[a].role == AX_GRID || (pk->ax[a].role == AX_WHOLE && pk->ax[a].in_output)) per_thread *= (double)pk->ax[a].tile;
+  per_thread /= COMBINE_THREADS;
   int64_t U = 1;
-  while (U < COMBINE_UNROLL && splits % (2 * U) == 0) U *= 2;
+  while (U < COMBINE_UNROLL && splits % (2 * U) == 0 && 2 * U * per_thread <= 4 * COMBINE_PER_THREAD) U *= 2;
   Stmt *loops[2];
   for (int q = 0; q < 2; q++) {
     loops[q] = arena_alloc(L->a, sizeof *loops[q]);
