@@ -127,6 +127,11 @@ void emit_expr(Emit *e, const SExpr *x) {
   case SX_LOAD: e->t->load(e, x); return;
   case SX_TILE: e->t->tile(e, x); return;
   case SX_OP: {
+    if (x->op == OP_EXP && e->t->exp_diff && x->n == 1 && x->a[0]->kind == SX_OP && x->a[0]->op == OP_SUB &&
+        x->a[0]->n == 2) {
+      expand_template(e, e->t->exp_diff, x->a[0]);
+      return;
+    }
     const char *tpl = e->t->op_template(x->op, x->ek);
     if (!tpl) {
       emit_fail(e, "%s cannot express the op %s inside a kernel", e->t->name, op_info[x->op].name);

@@ -53,6 +53,11 @@ typedef struct Emit Emit;
 typedef struct EmitTarget {
   const char *name;
   const char *(*op_template)(Op op, ElemKind ek);
+  /* exp(a - b) as a template over the subtraction's operands, or NULL:
+     exp2(a·log2e − b·log2e) is one fused multiply-add an element where
+     exp2((a − b)·log2e) is a subtraction and a multiply (b is a row's max,
+     its product computed once a row) */
+  const char *exp_diff;
   const char *idx_min, *idx_max, *idx_and;   /* spelling of IX_MIN, IX_MAX ("f(a, b)") and IX_AND (infix) */
   void (*constant)(Emit *e, const SExpr *x, bool as_value); /* SX_INT, SX_REAL */
   void (*load)(Emit *e, const SExpr *x);     /* SX_LOAD, converted to the compute type */

@@ -638,6 +638,7 @@ static void tl_extras(Emit *e) {
 const EmitTarget emit_tilelang = {
     .name = "tilelang",
     .op_template = tl_template,
+    .exp_diff = "T.exp2(%0 * T.float32(1.4426950408889634) - %1 * T.float32(1.4426950408889634))",
     .idx_min = "T.min",
     .idx_max = "T.max",
     .idx_and = "and",

@@ -578,6 +578,7 @@ static void tr_extras(Emit *e) {
 const EmitTarget emit_triton = {
     .name = "triton",
     .op_template = tr_template,
+    .exp_diff = "tl.exp2($0 * 1.4426950408889634 - $1 * 1.4426950408889634)",
     .idx_min = "tl.minimum",
     .idx_max = "tl.maximum",
     .idx_and = "&",

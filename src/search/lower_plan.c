@@ -1538,6 +1538,12 @@ TileProgram *tile_lower_plan(Plan *p) {
       return NULL;
     }
   }
-  for (int ki = 0; ki < tp->kernels.len; ki++) tile_fit_stages(tp->kernels.data[ki]);
+  for (int ki = 0; ki < tp->kernels.len; ki++) {
+    Kernel *k = tp->kernels.data[ki];
+    if (k->kind == KERNEL_FUSED || k->kind == KERNEL_COMBINE) { /* (naive kernels: lower.c did) */
+      tile_simplify_indices(k, g->ctx->arena);
+      tile_fit_stages(k);
+    }
+  }
   return tp;
 }

@@ -431,6 +431,7 @@ void tile_lower_node(TileProgram *tp, const Node *n) {
   /* a grid past y/z's limit runs folded into x (what cannot fold, the tile
      checker refuses) */
   if (L.k) tile_fold_grid(a, L.k);
+  if (L.k) tile_simplify_indices(L.k, a);
   if (L.k) tile_fit_stages(L.k);
 }
 

@@ -310,6 +310,14 @@ double tile_loop_trips_mean(const Kernel *k, const Stmt *loop);
 /* Cuts every loop's pipeline depth to its largest trip count (serial for
    one trip); lowering calls it on each kernel it makes. */
 void tile_fit_stages(Kernel *k);
+/* Simplify every index expression of the kernel by the ranges of its
+   variables (simplify.c): x // c and x % c where x = c Q + R with R in
+   [0, c) become Q and R (a reshape's flat offset split again).  Lowering
+   calls it on each kernel it makes, after the grid is placed. */
+void tile_simplify_indices(Kernel *k, Arena *a);
+/* The same on one expression, variable v ranging over [lo[v], hi[v]]
+   (lo > hi: unknown); for tests. */
+SExpr *tile_simplify_index(Arena *a, SExpr *e, const int64_t *lo, const int64_t *hi);
 
 /* Builders of expressions (in the program's arena). */
 SExpr *sx_int(Arena *a, int64_t v);
