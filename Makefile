@@ -8,13 +8,13 @@ FUZZ_SECONDS ?= 60
 
 SRCS     = $(filter-out src/cli/%.c,$(wildcard src/*/*.c))
 CLI      = $(wildcard src/cli/*.c)
-OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o
+OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o build/rel/dynamic_py.o
 HDRS     = $(wildcard src/*/*.h src/*/*.def)
 UNIT     = $(wildcard tests/unit/*.c)
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined -DTS_DEBUG
-ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o
+ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o build/asan/dynamic_py.o
 
 .PHONY: all test requirements unit structures golden crosscheck rules asan asan-test fuzz fuzz-run bench clean update-golden
 
@@ -36,6 +36,14 @@ build/prelude.c: lean/Tilesmith.lean build/embed
 build/rel/prelude.o: build/prelude.c
 	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
 build/asan/prelude.o: build/prelude.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(ASAN_FLAGS) -c -o $@ $<
+# So is the runtime of a module over free sizes (src/emit/dynamic.c).
+build/dynamic_py.c: src/emit/dynamic.py.in build/embed
+	build/embed ts_dynamic_py $< > $@
+build/rel/dynamic_py.o: build/dynamic_py.c
+	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
+build/asan/dynamic_py.o: build/dynamic_py.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(ASAN_FLAGS) -c -o $@ $<
 
@@ -66,11 +74,11 @@ build/asan/unit: $(UNIT) $(ASAN_OBJS) tests/unit/unit.h tests/rules/planted.def
 asan: build/asan/tilesmith build/asan/unit
 
 # libFuzzer target over lexing, parsing and elaboration (clang only).
-build/fuzz/fuzz_front: tests/fuzz/fuzz_front.c $(SRCS) build/prelude.c $(HDRS)
+build/fuzz/fuzz_front: tests/fuzz/fuzz_front.c $(SRCS) build/prelude.c build/dynamic_py.c $(HDRS)
 	@mkdir -p build/fuzz
 	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -DTS_DEBUG -o $@ tests/fuzz/fuzz_front.c \
-	  $(SRCS) build/prelude.c $(LDLIBS)
+	  $(SRCS) build/prelude.c build/dynamic_py.c $(LDLIBS)
 fuzz: build/fuzz/fuzz_front
 
 unit: build/unit

@@ -391,6 +391,9 @@ def graphs_available():
     return DEV == "cuda"
 
 
+STUCK = {}  # module path -> why: a kernel of it did not finish compiling in the prewarm
+
+
 def load_module(path):
     """Import an emitted module from its file."""
     name = os.path.splitext(os.path.basename(path))[0]
@@ -830,6 +833,9 @@ def run_case(case, args, rows, peaks=None):
                 results[name] = {"error": short(e), "trace": traceback.format_exc()[-1500:]}
         for target, path in case["modules"].items():
             pred = case.get("predicted_us", {}).get(target)
+            if path in STUCK:
+                results[target] = {"error": STUCK[path]}
+                continue
             try:
                 mod = load_module(path)
             except Exception as e:  # a target missing on this machine
@@ -923,9 +929,13 @@ def _warm_compile(case, seed, flex):
 
 
 
-def prewarm(cases, workers, seed, flex=True):
+def prewarm(cases, workers, seed, flex=True, deadline_s=300.0):
     """Fill the compile caches for `cases` with `workers` CPU processes (plus
-    a few GPU processes for torch.compile); prints a line per failure."""
+    a few GPU processes for torch.compile); prints a line per failure.
+    Returns {module path: why} for the modules with a kernel still compiling
+    after deadline_s seconds (a compiler that hangs): their processes are
+    killed and the cases report them as errors instead of compiling inline
+    and hanging the whole run."""
     import concurrent.futures as cf
     import multiprocessing as mp
     import re
@@ -947,25 +957,39 @@ def prewarm(cases, workers, seed, flex=True):
     gpu_workers = min(4, max(1, workers // 4))
     done = {"tilelang": 0, "triton": 0, "torch.compile": 0}
     slow = []
+    stuck = {}
     with cf.ProcessPoolExecutor(max(1, workers - gpu_workers), mp_context=ctx) as cpu, \
             cf.ProcessPoolExecutor(gpu_workers, mp_context=ctx) as gpu:
-        futs = [gpu.submit(_warm_compile, c, seed, flex) for c in cases]
-        futs += [cpu.submit(f, a, b) for f, a, b in jobs]
-        for fut in cf.as_completed(futs):
-            try:
-                kind, where, name, secs, err = fut.result()
-            except Exception as e:  # a worker died
-                print("prewarm: a worker failed: %s" % short(e), flush=True)
-                continue
-            done[kind] += 1
-            slow.append((secs, kind, os.path.basename(where), name))
-            if err:
-                print("prewarm: %s %s %s failed after %.1fs: %s" % (kind, os.path.basename(where), name, secs, err),
-                      flush=True)
+        futs = {gpu.submit(_warm_compile, c, seed, flex): ("torch.compile", c["name"], "") for c in cases}
+        futs.update({cpu.submit(f, a, b): ("kernel", a, b) for f, a, b in jobs})
+        try:
+            for fut in cf.as_completed(futs, timeout=max(1.0, deadline_s - (time.time() - t0))):
+                try:
+                    kind, where, name, secs, err = fut.result()
+                except Exception as e:  # a worker died
+                    print("prewarm: a worker failed: %s" % short(e), flush=True)
+                    continue
+                done[kind] += 1
+                slow.append((secs, kind, os.path.basename(where), name))
+                if err:
+                    print("prewarm: %s %s %s failed after %.1fs: %s" % (kind, os.path.basename(where), name, secs,
+                                                                       err), flush=True)
+        except cf.TimeoutError:
+            for fut, (kind, where, name) in futs.items():
+                if fut.running():
+                    why = "%s %s still compiling after %.0fs of prewarm (a compiler hang?)" % (kind, name, deadline_s)
+                    print("prewarm: %s: %s" % (os.path.basename(str(where)), why), flush=True)
+                    if kind == "kernel":
+                        stuck[where] = why
+                fut.cancel()
+            for pool in (cpu, gpu):  # kill the stuck workers; shutdown would wait for them
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.kill()
     slow.sort(reverse=True)
     print("prewarm: %s in %.1fs; slowest: %s" % (
         ", ".join("%d %s" % (v, k) for k, v in done.items()), time.time() - t0,
         "; ".join("%s %s %s %.1fs" % (k, w, n, s) for s, k, w, n in slow[:4])), flush=True)
+    return stuck
 
 
 # ---------------------------------------------------------------------------
@@ -1229,6 +1253,9 @@ def main():
                     help="also time torch.compile(mode='max-autotune-no-cudagraphs') (slow to compile)")
     ap.add_argument("--prewarm", type=int, default=os.cpu_count() or 1,
                     help="processes that compile every kernel ahead (0: compile inline)")
+    ap.add_argument("--prewarm-deadline", type=float, default=300.0,
+                    help="seconds the prewarm may take; a module whose kernel still compiles then is reported as "
+                         "an error, not compiled inline")
     ap.add_argument("--check-graph", action="store_true",
                     help="(always done now: the textbook is checked against tilesmith's graph)")
     args = ap.parse_args()
@@ -1263,7 +1290,7 @@ def main():
         case["modules"] = {t: os.path.join(args.dir, p) for t, p in case["modules"].items()}
     if args.prewarm > 0:
         try:
-            prewarm(cases, args.prewarm, args.seed, args.flex)
+            STUCK.update(prewarm(cases, args.prewarm, args.seed, args.flex, args.prewarm_deadline))
         except Exception:
             print("prewarm failed (kernels compile inline): %s" % traceback.format_exc()[-1500:], flush=True)
     t0 = time.time()

@@ -13,6 +13,8 @@
 
 enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2 };
 
+#define TS_VERSION "0.1.0"
+
 typedef struct Opts {
   const char *file;
   const char *entry;

@@ -18,7 +18,6 @@
 
 #include "cli.h"
 
-#define TS_VERSION "0.1.0"
 
 typedef int (*Handler)(Opts *o);
 typedef struct Command {
@@ -356,7 +355,16 @@ static const Command commands[] = {
      "taking the entry's tensor arguments in declaration order as PyTorch CUDA\n"
      "tensors and returning the result, reference(*tensors) in plain PyTorch,\n"
      "and a __main__ that checks run against reference in float32 on fresh\n"
-     "random inputs and times both.\n",
+     "random inputs and times both.\n"
+     "\n"
+     "An entry with Nat parameters left free (a generic definition without\n"
+     "--size for them) gets a module over those sizes: run() reads them from\n"
+     "its arguments' shapes (sizes={...} for any no shape gives), compiles\n"
+     "each new set of sizes on first use with this tilesmith ($TILESMITH\n"
+     "overrides) and caches the module in memory and on disk ($TILESMITH_CACHE,\n"
+     "default ~/.cache/tilesmith/jit), keyed by source, entry, sizes, dtype,\n"
+     "target, options, device and versions; `python3 OUT.py --size ...\n"
+     "[--compile-only ARCH]` checks or builds one set of sizes.\n",
      cmd_opt, true, false},
     {"tune", "write the cost model's best schedules of an entry, for timing on the GPU",
      "tilesmith tune FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--top K] -o DIR",

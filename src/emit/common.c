@@ -402,13 +402,18 @@ static void run_fn(Emit *e) {
    torch.compile traces through the op instead of breaking the graph and
    CUDA graphs capture its launches.  Explicit (not at import) and
    idempotent. */
+const char *emit_op_name(Emit *e, const char *entry) {
+  char *opname = arena_printf(e->a, "%s", entry);
+  for (char *c = opname; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) *c = '_';
+  return opname;
+}
+
 static void register_fn(Emit *e) {
   const TileProgram *tp = e->tp;
   const Graph *g = tp->g;
   const char *entry = g->entry ? g->entry : "entry";
-  char *opname = arena_printf(e->a, "%s", entry);
-  for (char *c = opname; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) *c = '_';
+  const char *opname = emit_op_name(e, entry);
   const char *shape = shape_tuple(e, &tp->output->shape, false), *dt = emit_torch_dtype(tp->output->dtype);
   emit_printf(e, "%sOP = None\n\n\n", e->pre);
   emit_printf(e,

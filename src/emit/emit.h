@@ -37,6 +37,27 @@ typedef struct EmitInfo {
 bool target_parse(const char *s, Target *t);  /* "tilelang" or "triton" */
 const char *target_name(Target t);
 
+/* A module over the entry's free sizes (dynamic.c): run() reads the sizes
+   from its arguments' shapes, and each new set of sizes is compiled on first
+   use by running tilesmith opt with them, then cached in memory and on disk. */
+typedef struct DynInfo {
+  const char *file;             /* the .lean file, as given */
+  const unsigned char *source;  /* its text */
+  size_t source_len;
+  const char *entry;
+  const char *tilesmith;        /* the absolute path of the binary writing the module */
+  const char *version;          /* its version */
+  const SizeArg *nats;          /* the entry's Nat parameters in order: value -1 when free */
+  int nnats;
+  const char *const *options;   /* opt's options each build repeats ("--gpu", "h200", ...) */
+  int noptions;
+} DynInfo;
+
+/* tp: the entry lowered at placeholder sizes, whose inputs' and output's
+   dimensions all carry their symbolic forms (the caller checks it).  False,
+   with a message in err, on a failure to write. */
+bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynInfo *info, char *err, size_t errlen);
+
 /* Write the module of tp for target t to out.  False, with a message in
    err, when the program uses something the target cannot express (the
    module is then incomplete and must not be used). */
@@ -108,6 +129,7 @@ void emit_fail(Emit *e, const char *fmt, ...) TS_PRINTF(2, 3);
 void emit_expr(Emit *e, const SExpr *x);        /* the shared walker */
 void emit_cond(Emit *e, const SExpr *x);        /* x as a boolean condition */
 const char *emit_torch_dtype(DType t);          /* "torch.bfloat16" */
+const char *emit_op_name(Emit *e, const char *entry); /* the custom op's name: entry with [^A-Za-z0-9_] as _ */
 bool emit_is_real(DType t);                     /* f32, f16, bf16 */
 /* The globals a kernel reads or writes, in the program's order (an array
    from the arena in *out); returns the count. */
