@@ -148,11 +148,12 @@ static bool apply(PKernel *k, const Cand *c, int row, int col) {
     } else if (ax->reduced && ax->in_output) {
       /* a row reduced and stored (softmax): held whole, or streamed in passes */
       if (a == c->stream) {
+        if (c->stile < 16 && in_product(k, a)) return false;
         ax->role = AX_STREAM;
         ax->tile = c->stile;
       } else {
         ax->role = AX_WHOLE;
-        ax->tile = pow2ceil(ax->size);
+        ax->tile = pow2ceil(ax->size < 16 && in_product(k, a) ? 16 : ax->size); /* a product's columns: 16 or more */
         if (ax->tile > 16384) return false;
       }
     } else {

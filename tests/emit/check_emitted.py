@@ -106,6 +106,10 @@ SMALL = [
     ("tests/emit/shared_tiles.lean", "reluScaled", "M=256,K=1024,N=512"),
     ("tests/emit/shared_tiles.lean", "maxScaled", "M=256,K=1024,N=512"),
     ("tests/emit/shared_tiles.lean", "softmaxOf", "M=256,N=4096,D=128"),
+    # a product's columns fewer than 16 and reduced as rows (a softmax over
+    # 10 or 4 classes): the tile is padded to 16 and masked
+    ("tests/emit/small_products.lean", "classProbs", "M=37,K=64,N=10"),
+    ("tests/emit/small_products.lean", "headMix", "B=3,H=3,D=4"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
