@@ -101,6 +101,8 @@ if [ -n "${TOOLCHAIN_PYTHON:-}" ]; then
   suite run-args "$py" tests/emit/check_run_args.py ./tilesmith
   # modules over free sizes: sizes from shapes, the compile cache, errors (CPU)
   suite dynamic "$py" tests/emit/check_dynamic.py ./tilesmith
+  # opt --grad: backward modules against torch.autograd, interpreted, lowered (CPU)
+  suite grad-modules "$py" tests/emit/check_grad_modules.py ./tilesmith
   # tilesmith grad against torch.autograd in float64 (torch on the CPU)
   suite grad-torch "$py" tests/grad/torch_check.py ./tilesmith
   # tilesmith hparams --emit-pytorch from PyTorch, and a muP coordinate check (CPU)

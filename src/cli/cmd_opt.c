@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../emit/emit.h"
+#include "../grad/grad.h"
 #include "cli.h"
 
 /* Write the module (dyn: over free sizes) to path; false with the error
@@ -42,6 +43,61 @@ static bool write_module(const char *path, const TileProgram *tp, Target target,
     fprintf(stderr, "tilesmith: error: %s: %s\n", target_name(target), err);
     remove(path);
   }
+  return ok;
+}
+
+/* ---- --grad: the backward pass beside the module, and apply() ---- */
+
+/* Write OUT_backward.py (the entry's backward pass, searched and lowered
+   as an entry of its own) and append apply() to the module at o->out,
+   whose program is fwd.  False with the error printed. */
+static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *fwd) {
+  size_t n = strlen(o->out);
+  size_t stem = n > 3 && !strcmp(o->out + n - 3, ".py") ? n - 3 : n;
+  char *path = malloc(stem + 16);
+  if (!path) return false;
+  snprintf(path, stem + 16, "%.*s_backward.py", (int)stem, o->out);
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  Session s;
+  session_open(&s);
+  bool ok = false;
+  Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
+  if (!g || setjmp(s.jb)) goto done;
+  Node **diff;
+  int nd;
+  grad_vjp(g, "grad_out", &diff, &nd);
+  g->entry = arena_printf(s.arena, "%s_backward", o->entry);
+  Compiled cp;
+  TileProgram *tp = compile_program(o, g, dt, &cp);
+  if (!tp) goto done;
+  char *sizes = arena_strdup(s.arena, "");
+  for (int i = 0; i < o->nsizes; i++)
+    sizes = arena_printf(s.arena, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
+  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes};
+  if (!write_module(path, tp, target, &info, NULL)) goto done;
+  /* the differentiated inputs, as positions among run()'s arguments */
+  int *pos = arena_alloc(s.arena, sizeof(int) * (size_t)(nd ? nd : 1));
+  for (int k = 0; k < nd; k++)
+    for (int i = 0; i < fwd->g->ninputs; i++)
+      if (!strcmp(fwd->g->inputs[i]->name, diff[k]->name)) pos[k] = i;
+  FILE *f = fopen(o->out, "a");
+  char err[512];
+  ok = f && emit_autograd(f, fwd, target, base, pos, nd, err, sizeof err);
+  if (f && fclose(f) != 0 && ok) {
+    snprintf(err, sizeof err, "cannot write %s: %s", o->out, strerror(errno));
+    ok = false;
+  }
+  if (!ok) {
+    if (!f) snprintf(err, sizeof err, "cannot write %s: %s", o->out, strerror(errno));
+    fprintf(stderr, "tilesmith: error: %s\n", err);
+    remove(path);
+    goto done;
+  }
+  printf("wrote %s: %s module for the backward pass of %s, %d kernel%s; apply() in %s\n", path,
+         target_name(target), o->entry, tp->kernels.len, tp->kernels.len == 1 ? "" : "s", o->out);
+done:
+  session_close(&s);
+  free(path);
   return ok;
 }
 
@@ -194,8 +250,9 @@ int cmd_opt(Opts *o) {
   if (nn < 0) return EXIT_USER;
   for (int i = 0; i < nn; i++) nfree += nats[i].value < 0;
   if (nfree) {
-    int rc = best ? usage_error("--target best needs concrete sizes (the tuned record of one shape)")
-                  : opt_dynamic(o, dt, target, nats, nn);
+    int rc = best     ? usage_error("--target best needs concrete sizes (the tuned record of one shape)")
+             : o->grad ? usage_error("--grad needs concrete sizes: bind every Nat parameter with --size")
+                       : opt_dynamic(o, dt, target, nats, nn);
     for (int i = 0; i < nn; i++) free((char *)nats[i].name);
     return rc;
   }
@@ -223,6 +280,10 @@ int cmd_opt(Opts *o) {
   if (!write_module(o->out, tp, target, &info, NULL)) goto done;
   printf("wrote %s: %s module for %s, %d kernel%s\n", o->out, target_name(target), o->entry, tp->kernels.len,
          tp->kernels.len == 1 ? "" : "s");
+  if (o->grad && !write_backward(o, dt, target, tp)) {
+    remove(o->out);
+    goto done;
+  }
   rc = EXIT_OK;
 done:
   session_close(&s);

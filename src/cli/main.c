@@ -364,7 +364,13 @@ static const Command commands[] = {
      "overrides) and caches the module in memory and on disk ($TILESMITH_CACHE,\n"
      "default ~/.cache/tilesmith/jit), keyed by source, entry, sizes, dtype,\n"
      "target, options, device and versions; `python3 OUT.py --size ...\n"
-     "[--compile-only ARCH]` checks or builds one set of sizes.\n",
+     "[--compile-only ARCH]` checks or builds one set of sizes.\n"
+     "\n"
+     "--grad also writes OUT_backward.py, the backward pass searched and\n"
+     "lowered like any entry (the gradients of sum(output * grad_out) with\n"
+     "respect to every real input, recomputing the forward), and gives OUT.py\n"
+     "apply(...): run() as a torch.autograd.Function whose backward launches\n"
+     "those kernels.\n",
      cmd_opt, true, false},
     {"tune", "write the cost model's best schedules of an entry, for timing on the GPU",
      "tilesmith tune FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--top K] -o DIR",
@@ -507,7 +513,8 @@ static void print_cmd_help(const Command *c) {
            "                        (tilesmith tune; default $TILESMITH_TUNED)\n");
   if (c->run == cmd_opt)
     printf("  --target T            tilelang, triton, or best (the target --tuned measured fastest)\n"
-           "  -o, --out OUT.py      where to write the module\n");
+           "  -o, --out OUT.py      where to write the module\n"
+           "  --grad                also the backward pass (OUT_backward.py) and apply() with autograd\n");
   if (c->run == cmd_tune)
     printf("  --top K               schedules to write (default 3, at most 9)\n"
            "  -o, --out DIR         where to write the modules and manifest.json\n");
@@ -774,6 +781,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->emit_pytorch = v;
     } else if (cur_cmd->run == cmd_grad && !strcmp(a, "--check")) {
       o->check = true;
+    } else if (cur_cmd->run == cmd_opt && !strcmp(a, "--grad")) {
+      o->grad = true;
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad || trains(cur_cmd)) &&
                ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
       if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");

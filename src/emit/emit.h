@@ -58,6 +58,14 @@ typedef struct DynInfo {
    with a message in err, on a failure to write. */
 bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynInfo *info, char *err, size_t errlen);
 
+/* Append to the module of fwd (already written to out) apply(...) and the
+   torch.autograd.Function behind it, whose backward runs the module
+   backward_file (a file name beside it: the entry's backward pass, built by
+   grad_vjp) and gives run()'s arguments diff[0..ndiff) their gradients in
+   that order (autograd.c). */
+bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *backward_file, const int *diff,
+                   int ndiff, char *err, size_t errlen);
+
 /* Write the module of tp for target t to out.  False, with a message in
    err, when the program uses something the target cannot express (the
    module is then incomplete and must not be used). */

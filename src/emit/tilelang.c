@@ -287,6 +287,40 @@ static bool kernel_copies(const Kernel *k) {
   return k->threads >= 256 && !nested;
 }
 
+/* ---- a gemm operand read transposed from another fragment ----
+   A fragment operand of T.gemm has the layout the gemm asks for, and a
+   map that fills it from a gemm accumulator read transposed (acc[j, i]:
+   a backward pass's dS^T or the product of an activation's gradient with
+   its input) would need TileLang to move elements between threads, which
+   its layout inference refuses ("fragment ... -> (32,)" errors, found on
+   the backward modules of attention, SwiGLU and the transformer block).
+   Such an operand is allocated in shared memory instead: the map then
+   writes it from the accumulator's own layout. */
+typedef struct TransRead { const TBuf *buf; bool hit; } TransRead;
+static void trans_read(const SExpr *x, void *ud) {
+  TransRead *t = ud;
+  if (x->kind == SX_TILE && x->buf->scope == SCOPE_FRAGMENT && x->nidx == 2 && x->buf != t->buf &&
+      !(x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I && x->idx[1]->kind == SX_VAR && x->idx[1]->var == TV_J))
+    t->hit = true;
+}
+typedef struct TransOp { const TBuf *buf; bool gemm, trans; } TransOp;
+static bool trans_op(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  TransOp *t = ud;
+  if (s->kind == ST_GEMM && (s->a == t->buf || s->b == t->buf)) t->gemm = true;
+  if (s->kind == ST_MAP && s->dst == t->buf) {
+    TransRead r = {.buf = t->buf};
+    sexpr_walk(s->value, trans_read, &r);
+    t->trans |= r.hit;
+  }
+  return true;
+}
+static bool transposed_operand(const Kernel *k, const TBuf *t) {
+  TransOp o = {.buf = t};
+  tile_walk(&k->body, trans_op, &o);
+  return o.gemm && o.trans;
+}
+
 /* A map T.copy can do (see tl_copy). */
 static bool copyable(const Stmt *s) {
   int di, dj;
@@ -537,10 +571,11 @@ static void tl_kernel(Emit *e, const Kernel *k) {
     emit_printf(e, "        T.use_swizzle(panel_size=%d)\n", swizzle);
   for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
+    Scope scope = t->scope == SCOPE_FRAGMENT && transposed_operand(k, t) ? SCOPE_SHARED : t->scope;
     char shape[64];
     if (t->shape.rank == 1) snprintf(shape, sizeof shape, "(%lld,)", (long long)t->shape.d[0].n);
     else snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)t->shape.d[0].n, (long long)t->shape.d[1].n);
-    switch (t->scope) {
+    switch (scope) {
     case SCOPE_SHARED:
       emit_printf(e, "        %s = T.alloc_shared(%s, \"%s\")\n", t->name, shape, dtype_name(t->dtype));
       break;

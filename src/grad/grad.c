@@ -312,3 +312,40 @@ void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double 
     tensor_free(ana);
   }
 }
+
+void grad_vjp(Graph *g, const char *gy_name, Node ***diff, int *ndiff) {
+  Node *out = g->output;
+  Pos p = out->pos;
+  if (out->kind != EK_REAL)
+    ts_error(g->ctx, p, "a backward pass needs a real output: '%s' returns %s", g->entry ? g->entry : "the entry",
+             elem_kind_name(out->kind));
+  const char *name = gy_name;
+  for (int t = 2;; t++) {
+    bool taken = false;
+    for (int i = 0; i < g->ninputs && !taken; i++) taken = !strcmp(g->inputs[i]->name, name);
+    if (!taken) break;
+    name = arena_printf(g->ctx->arena, "%s_%d", gy_name, t);
+  }
+  /* every real input differentiated: the roles say which grad_build takes */
+  int n = g->ninputs;
+  InputRole *role = arena_alloc(g->ctx->arena, sizeof(InputRole) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) {
+    role[i] = g->inputs[i]->role;
+    if (g->inputs[i]->kind == EK_REAL) g->inputs[i]->role = ROLE_PARAM;
+  }
+  Node *gy = ir_input(g, name, ROLE_TENSOR, &out->shape, p);
+  Node *loss = ir_binary(g, OP_MUL, out, gy, p);
+  for (int a = 0; a < out->shape.rank; a++) loss = ir_reduce(g, OP_SUM, loss, a, p); /* keeps the axis, size 1 */
+  g->output = loss;
+  Grads gr = grad_build(g);
+  for (int i = 0; i < n; i++) g->inputs[i]->role = role[i];
+  Node **flat = arena_alloc(g->ctx->arena, sizeof(Node *) * (size_t)(gr.n ? gr.n : 1));
+  for (int k = 0; k < gr.n; k++) {
+    Shape v = {.rank = 1};
+    v.d[0].n = shape_numel(&gr.grad[k]->shape);
+    flat[k] = ir_reshape(g, gr.grad[k], &v, p);
+  }
+  g->output = gr.n ? gr.n == 1 ? flat[0] : ir_concat(g, flat, gr.n, 0, p) : ir_const(g, 0, p);
+  *diff = gr.param;
+  *ndiff = gr.n;
+}

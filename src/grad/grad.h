@@ -41,4 +41,14 @@ Grads grad_build(Graph *g);
 void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double *err, double *beyond,
                 int64_t *checked);
 
+/* The backward pass of g's entry for autograd: a new Tensor input `gy`
+   (named gy_name, or with a suffix when an input has that name) of the
+   output's shape, and g->output replaced by the vector-Jacobian product:
+   the gradients of sum(output * gy) with respect to every real input
+   (Tensor and Param alike, in input order; Index inputs have none), each
+   flattened, concatenated into one vector.  *diff (arena) gets the
+   differentiated inputs and *ndiff their count (0: the output is then a
+   single zero).  Unwinds through g->ctx when the output is not real. */
+void grad_vjp(Graph *g, const char *gy_name, Node ***diff, int *ndiff);
+
 #endif

@@ -29,7 +29,6 @@ sizes), imports it and checks that
 One line per check, then "N passed, M failed".
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -39,16 +38,12 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checklib import Tally, load_module  # noqa: E402
+
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./tilesmith")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-passed = failed = 0
-
-
-def report(ok, what, why=""):
-    global passed, failed
-    passed += ok
-    failed += not ok
-    print(("ok   " if ok else "FAIL ") + what + ("" if ok or not why else ": " + why), flush=True)
+report = Tally()
 
 
 MIX = """import Tilesmith
@@ -66,11 +61,7 @@ def opt(src, entry, target, out, *extra):
                           capture_output=True, text=True)
 
 
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+load = load_module
 
 
 def interp(src, entry, sizes, inputs, tmp):
@@ -237,8 +228,7 @@ def main():
     r = opt(softmax, "rowSoftmax", "best", os.path.join(tmp, "x.py"), "--tuned", os.devnull)
     report(r.returncode == 2 and "concrete sizes" in r.stderr, "opt --target best over free sizes is a usage error",
            r.stderr.strip())
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""`opt --grad` modules on a CUDA GPU: apply()'s gradients against
+torch.autograd of the float32 reference, and the time of a forward and
+backward step against the same step under torch.compile.
+
+usage: python3 bench/grad_gpu.py DIR [SUBSTRING]
+
+DIR holds modules written by `tilesmith opt --grad` (NAME.py beside
+NAME_backward.py; bench/prepare_grad.sh writes them).  For each module:
+random inputs (the module's random_inputs()), real ones as leaves that
+require gradients; loss = sum(apply(...) * gy) for a fixed random gy;
+loss.backward(); each argument's .grad is judged by the module's compare()
+(its storage type's tolerance, relative to the largest reference
+gradient) against torch.autograd.grad of reference() in float32 on the same
+inputs.  Then the step (forward, backward) is timed with CUDA events,
+median of 20, against torch.compile of the reference's step.  One line per
+module, then "N passed, M failed".
+"""
+
+import glob
+import os
+import statistics
+import sys
+import importlib.util
+
+import torch
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def median_ms(fn, reps=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def main():
+    d = sys.argv[1]
+    passed = failed = 0
+    for path in sorted(glob.glob(os.path.join(d, "*.py"))):
+        if path.endswith("_backward.py") or (len(sys.argv) > 2 and sys.argv[2] not in path):
+            continue
+        name = os.path.basename(path)[:-3]
+        try:
+            mod = load(path)
+            torch._dynamo.reset()
+            inputs = mod.random_inputs(0)
+            real = [i for i, x in enumerate(inputs) if x.is_floating_point()]
+            leaves = [x.detach().requires_grad_(True) if i in real else x for i, x in enumerate(inputs)]
+            y = mod.apply(*leaves)
+            gy = torch.randn(y.shape, device=y.device, generator=torch.Generator(device=y.device).manual_seed(7))
+            (y.float() * gy).sum().backward()
+            ref_in = [x.detach().float().requires_grad_(True) if i in real else x for i, x in enumerate(inputs)]
+            yr = mod.reference(*ref_in)
+            want = torch.autograd.grad(yr, [ref_in[i] for i in real], gy, allow_unused=True)
+            worst, ok = [], True
+            for i, w in zip(real, want):
+                w = torch.zeros_like(ref_in[i]) if w is None else w
+                good, err, scale = mod.compare(leaves[i].grad, w)
+                ok &= good
+                worst.append(f"{mod._ts_ARGS[i][0]} {err:.2g}/{scale:.2g}")
+            fwd_out = y.float()
+            good, err, scale = mod.compare(fwd_out, yr.detach())
+            ok &= good
+
+            def step():
+                for i in real:
+                    leaves[i].grad = None
+                (mod.apply(*leaves).float() * gy).sum().backward()
+
+            comp = torch.compile(mod.reference)
+            ref_leaves = [x.detach().requires_grad_(True) if i in real else x for i, x in enumerate(inputs)]
+
+            def step_compiled():
+                for i in real:
+                    ref_leaves[i].grad = None
+                (comp(*ref_leaves) * gy).sum().backward()
+
+            ours, theirs = median_ms(step), median_ms(step_compiled)
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: gradients (max error / max |reference|) {', '.join(worst)}; "
+                  f"step {ours:.3f} ms, torch.compile of the reference (bf16 inputs, float32 compute) "
+                  f"{theirs:.3f} ms", flush=True)
+            passed += ok
+            failed += not ok
+        except Exception as e:  # noqa: BLE001
+            print(f"FAIL {name}: {type(e).__name__}: {str(e)[-800:]}", flush=True)
+            failed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
