@@ -205,6 +205,13 @@ SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n) {
       return sx_op(a, OP_MUL, ek, m, 2);
     }
   }
+  /* select(c, k, k) for one real constant k (bit for bit: 0.0 and -0.0
+     stay apart, as do NaNs of different payloads): k.  Gradients stretch
+     a value to a shape by adding select(x == x, 0, 0) (src/grad), which
+     kernels would otherwise evaluate element by element */
+  if (op == OP_SELECT && n == 3 && args[1]->kind == SX_REAL && args[2]->kind == SX_REAL &&
+      !memcmp(&args[1]->f, &args[2]->f, sizeof(double)))
+    return args[1];
   SExpr *e = new_sx(a, SX_OP, ek);
   e->op = op;
   for (int i = 0; i < n && i < 3; i++) e->a[i] = args[i];

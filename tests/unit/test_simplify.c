@@ -8,6 +8,7 @@
  * variables' ranges.  A planted wrong law (x // c = Q whatever the
  * remainder) is what the random check exists to catch: it would break the
  * kept case above. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "../../src/tile/tile.h"
@@ -96,5 +97,19 @@ TEST(simplify_random_expressions_evaluate_alike) {
   }
   CHECK(changed > 300); /* the law applied often enough to be tested */
   CHECK(points > 30000);
+  arena_free(a);
+}
+
+/* select(c, k, k) folds to k only when both constants are the same bits:
+   select(c, 0.0, -0.0) is -0.0 where c fails, and stays a select. */
+TEST(select_of_one_constant_folds) {
+  Arena *a = arena_new();
+  SExpr *c = sx_op(a, OP_EQ, EK_BOOL, (SExpr *[]){sx_var(a, TV_I), sx_var(a, TV_J)}, 2);
+  SExpr *same = sx_op(a, OP_SELECT, EK_REAL, (SExpr *[]){c, sx_real(a, 0.0), sx_real(a, 0.0)}, 3);
+  CHECK(same->kind == SX_REAL && same->f == 0.0 && !signbit(same->f));
+  SExpr *zeros = sx_op(a, OP_SELECT, EK_REAL, (SExpr *[]){c, sx_real(a, 0.0), sx_real(a, -0.0)}, 3);
+  CHECK(zeros->kind == SX_OP && zeros->op == OP_SELECT);
+  SExpr *diff = sx_op(a, OP_SELECT, EK_REAL, (SExpr *[]){c, sx_real(a, 1.0), sx_real(a, 2.0)}, 3);
+  CHECK(diff->kind == SX_OP);
   arena_free(a);
 }
