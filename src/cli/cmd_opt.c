@@ -13,7 +13,6 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +45,14 @@ static bool write_module(const char *path, const TileProgram *tp, Target target,
   return ok;
 }
 
+/* The --size bindings as the module's header writes them: "B=2,N=8". */
+static const char *sizes_text(Arena *a, const Opts *o) {
+  char *sizes = arena_strdup(a, "");
+  for (int i = 0; i < o->nsizes; i++)
+    sizes = arena_printf(a, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
+  return sizes;
+}
+
 /* ---- --grad: the backward pass beside the module, and apply() ---- */
 
 /* Write OUT_backward.py (the entry's backward pass, searched and lowered
@@ -70,10 +77,7 @@ static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *
   Compiled cp;
   TileProgram *tp = compile_program(o, g, dt, &cp);
   if (!tp) goto done;
-  char *sizes = arena_strdup(s.arena, "");
-  for (int i = 0; i < o->nsizes; i++)
-    sizes = arena_printf(s.arena, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
-  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes};
+  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes_text(s.arena, o)};
   if (!write_module(path, tp, target, &info, NULL)) goto done;
   /* the differentiated inputs, as positions among run()'s arguments */
   int *pos = arena_alloc(s.arena, sizeof(int) * (size_t)(nd ? nd : 1));
@@ -148,12 +152,6 @@ static bool shape_agrees(const char *what, const Shape *a, const Shape *b, SizeA
 static int opt_dynamic(Opts *o, DType dt, Target target, SizeArg *nats, int nn) {
   if (o->candidate || o->has_schedule)
     return usage_error("--candidate and --schedule need concrete sizes: bind every Nat parameter with --size");
-  char *freelist = NULL;
-  size_t freelen = 0;
-  FILE *fl = open_memstream(&freelist, &freelen);
-  for (int i = 0, k = 0; i < nn; i++)
-    if (nats[i].value < 0) fprintf(fl, "%s%s", k++ ? ", " : "", nats[i].name);
-  fclose(fl);
   /* elaborate twice, the free sizes at two values, to read and check the
      symbolic shapes of the inputs and the output */
   Session s[2];
@@ -161,9 +159,11 @@ static int opt_dynamic(Opts *o, DType dt, Target target, SizeArg *nats, int nn) 
   SizeArg bind[2][DYN_MAX_NATS], *bp[2] = {bind[0], bind[1]};
   Opts po[2];
   int rc = EXIT_USER;
-  unsigned char *src = NULL;
+  for (int p = 0; p < 2; p++) session_open(&s[p]);
+  char *freelist = arena_strdup(s[0].arena, "");
+  for (int i = 0; i < nn; i++)
+    if (nats[i].value < 0) freelist = arena_printf(s[0].arena, "%s%s%s", freelist, *freelist ? ", " : "", nats[i].name);
   for (int p = 0; p < 2; p++) {
-    session_open(&s[p]);
     po[p] = *o;
     for (int i = 0; i < nn; i++) {
       bind[p][i] = nats[i];
@@ -212,20 +212,13 @@ static int opt_dynamic(Opts *o, DType dt, Target target, SizeArg *nats, int nn) 
     options[no++] = "--tuned", options[no++] = tuned;
   }
   info.options = options, info.noptions = no;
-  size_t srclen = 0;
-  FILE *sf = fopen(o->file, "rb");
-  if (sf) {
-    FILE *mem = open_memstream((char **)&src, &srclen);
-    int ch;
-    while ((ch = fgetc(sf)) != EOF) fputc(ch, mem);
-    fclose(mem);
-    fclose(sf);
-  }
+  char err[512];
+  const SrcFile *src = src_load(s[0].arena, o->file, err, sizeof err);
   if (!src) {
-    fprintf(stderr, "tilesmith: error: cannot read %s: %s\n", o->file, strerror(errno));
+    fprintf(stderr, "tilesmith: error: %s\n", err);
     goto done;
   }
-  info.source = src, info.source_len = srclen;
+  info.source = (const unsigned char *)src->text, info.source_len = src->len;
   if (!write_module(o->out, tp, target, NULL, &info)) goto done;
   printf("wrote %s: %s module for %s over its free sizes %s, compiled per shape at call time\n", o->out,
          target_name(target), o->entry, freelist);
@@ -233,8 +226,6 @@ static int opt_dynamic(Opts *o, DType dt, Target target, SizeArg *nats, int nn) 
 done:
   session_close(&s[0]);
   session_close(&s[1]);
-  free(freelist);
-  free(src);
   return rc;
 }
 
@@ -272,11 +263,7 @@ int cmd_opt(Opts *o) {
   if (cp.tuned)
     printf("schedule %s, tuned on %s (%.1f us, %s, %s)\n", cp.rec.schedule, cp.rec.device, cp.rec.measured_us,
            cp.rec.target, cp.rec.date);
-  /* the --size bindings, for the module's header */
-  char *sizes = arena_strdup(s.arena, "");
-  for (int i = 0; i < o->nsizes; i++)
-    sizes = arena_printf(s.arena, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
-  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes};
+  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes_text(s.arena, o)};
   if (!write_module(o->out, tp, target, &info, NULL)) goto done;
   printf("wrote %s: %s module for %s, %d kernel%s\n", o->out, target_name(target), o->entry, tp->kernels.len,
          tp->kernels.len == 1 ? "" : "s");

@@ -19,12 +19,7 @@
 
 bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *backward_file, const int *diff,
                    int ndiff, char *err, size_t errlen) {
-  Emit e = {.out = out, .a = fwd->g->ctx->arena, .tp = fwd};
-  switch (t) {
-  case TARGET_TILELANG: e.t = &emit_tilelang; break;
-  case TARGET_TRITON: e.t = &emit_triton; break;
-  }
-  emit_assign_names(&e);
+  Emit e = emit_begin(out, fwd, t, NULL);
   const Graph *g = fwd->g;
   const char *pre = e.pre, *odt = emit_torch_dtype(fwd->output->dtype);
   emit_printf(&e, "\n\n# ---- autograd (tilesmith opt --grad) ----\n\n"
@@ -81,7 +76,5 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               backward_file);
   for (int i = 0; i < g->ninputs; i++) emit_printf(&e, "%s%s", i ? ", " : "", e.pname[i]);
   emit_printf(&e, ")\n");
-  bool ok = !e.failed;
-  if (!ok && err) snprintf(err, errlen, "%s", e.err);
-  return ok;
+  return emit_end(&e, err, errlen);
 }

@@ -692,14 +692,23 @@ static void main_fn(Emit *e) {
               g->entry ? g->entry : "entry", g->entry ? g->entry : "entry", e->t->name, dtype_name(tp->dtype));
 }
 
-bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info, char *err, size_t errlen) {
-  Arena *a = tp->g->ctx->arena;
-  Emit e = {.out = out, .a = a, .tp = tp, .info = info};
+Emit emit_begin(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info) {
+  Emit e = {.out = out, .a = tp->g->ctx->arena, .tp = tp, .info = info};
   switch (t) {
   case TARGET_TILELANG: e.t = &emit_tilelang; break;
   case TARGET_TRITON: e.t = &emit_triton; break;
   }
   emit_assign_names(&e);
+  return e;
+}
+
+bool emit_end(const Emit *e, char *err, size_t errlen) {
+  if (e->failed && err) snprintf(err, errlen, "%s", e->err);
+  return !e->failed;
+}
+
+bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info, char *err, size_t errlen) {
+  Emit e = emit_begin(out, tp, t, info);
   header(&e);
   emit_printf(&e, "import statistics\nimport sys\n\nimport torch\n");
   e.t->imports(&e);
@@ -715,7 +724,5 @@ bool emit_module(FILE *out, const TileProgram *tp, Target t, const EmitInfo *inf
   register_fn(&e);
   reference_fn(&e);
   main_fn(&e);
-  bool ok = !e.failed;
-  if (!ok && err) snprintf(err, errlen, "%s", e.err);
-  return ok;
+  return emit_end(&e, err, errlen);
 }

@@ -91,13 +91,8 @@ static void header(Emit *e, const DynInfo *in, const char *free) {
 }
 
 bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynInfo *in, char *err, size_t errlen) {
-  Arena *a = tp->g->ctx->arena;
-  Emit e = {.out = out, .a = a, .tp = tp};
-  switch (t) {
-  case TARGET_TILELANG: e.t = &emit_tilelang; break;
-  case TARGET_TRITON: e.t = &emit_triton; break;
-  }
-  emit_assign_names(&e);
+  Emit e = emit_begin(out, tp, t, NULL);
+  Arena *a = e.a;
   const Graph *g = tp->g;
   char *free = arena_strdup(a, "");
   for (int i = 0; i < in->nnats; i++)
@@ -198,7 +193,5 @@ bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynIn
     emit_printf(&e, "), %s)\n", kw);
   }
   runtime(&e);
-  bool ok = !e.failed;
-  if (!ok && err) snprintf(err, errlen, "%s", e.err);
-  return ok;
+  return emit_end(&e, err, errlen);
 }

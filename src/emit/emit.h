@@ -128,6 +128,12 @@ struct Emit {
 
 extern const EmitTarget emit_tilelang, emit_triton;
 
+/* An Emit writing tp for target t to out, its names assigned (common.c);
+   and its end: false, with the first failure's message in err, when any
+   part failed. */
+Emit emit_begin(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info);
+bool emit_end(const Emit *e, char *err, size_t errlen);
+
 /* Fill gname, pname and pre (names.c). */
 void emit_assign_names(Emit *e);
 

@@ -131,30 +131,22 @@ static bool apply(PKernel *k, const Cand *c, int row, int col) {
   for (int a = 0; a < k->naxes; a++) {
     PAxis *ax = &k->ax[a];
     ax->splits = 1;
-    if (ax->reduced && !ax->in_output) {
-      if (a == c->stream) {
-        if (c->stile < 16 && in_product(k, a)) return false; /* a product's tile: 16 or more (mma) */
-        ax->role = AX_STREAM;
-        ax->tile = c->stile;
-        ax->splits = c->splits;
-      } else if (ax->size <= 256 || !contraction_only(k, a)) {
-        ax->role = AX_WHOLE;
-        ax->tile = pow2ceil(ax->size < 16 && in_product(k, a) ? 16 : ax->size);
-        if (ax->tile > 16384) return false;
-      } else {
-        ax->role = AX_INNER; /* a long contraction inside the stream: a nested loop */
-        ax->tile = 64;
-      }
-    } else if (ax->reduced && ax->in_output) {
-      /* a row reduced and stored (softmax): held whole, or streamed in passes */
+    if (ax->reduced) {
+      /* a contraction, or a row reduced and stored (softmax): streamed
+         (a stored row in passes), held whole, or a long contraction looped
+         inside the stream; a product's tile is 16 or more (mma) */
       if (a == c->stream) {
         if (c->stile < 16 && in_product(k, a)) return false;
         ax->role = AX_STREAM;
         ax->tile = c->stile;
-      } else {
+        if (!ax->in_output) ax->splits = c->splits;
+      } else if (ax->in_output || ax->size <= 256 || !contraction_only(k, a)) {
         ax->role = AX_WHOLE;
-        ax->tile = pow2ceil(ax->size < 16 && in_product(k, a) ? 16 : ax->size); /* a product's columns: 16 or more */
+        ax->tile = pow2ceil(ax->size < 16 && in_product(k, a) ? 16 : ax->size);
         if (ax->tile > 16384) return false;
+      } else {
+        ax->role = AX_INNER; /* a nested loop */
+        ax->tile = 64;
       }
     } else {
       ax->role = AX_GRID;
