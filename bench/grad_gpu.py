@@ -3,7 +3,7 @@
 torch.autograd of the float32 reference, and the time of a forward and
 backward step against the same step under torch.compile.
 
-usage: python3 bench/grad_gpu.py DIR [SUBSTRING]
+usage: python3 bench/grad_gpu.py DIR [SUBSTRING[,SUBSTRING...]]
 
 DIR holds modules written by `tilesmith opt --grad` (NAME.py beside
 NAME_backward.py; bench/prepare_grad.sh writes them).  For each module:
@@ -52,11 +52,14 @@ def main():
     d = sys.argv[1]
     passed = failed = 0
     for path in sorted(glob.glob(os.path.join(d, "*.py"))):
-        if path.endswith("_backward.py") or (len(sys.argv) > 2 and sys.argv[2] not in path):
+        if path.endswith("_backward.py") or (len(sys.argv) > 2 and not any(w in path for w in sys.argv[2].split(","))):
             continue
         name = os.path.basename(path)[:-3]
         try:
             mod = load(path)
+            # compile every kernel first, in parallel processes (the modules' warm())
+            if mod.warm() or mod._ts_backward_module().warm():
+                raise RuntimeError("a kernel did not compile (warm())")
             torch._dynamo.reset()
             inputs = mod.random_inputs(0)
             real = [i for i, x in enumerate(inputs) if x.is_floating_point()]

@@ -4,7 +4,12 @@
 # then "N passed, M failed" (instances).  VERIFY_TRIALS (default 1) is the
 # number of random-normal trials per shrunken instance; the adversarial
 # input kinds always run once each.  VERIFY_DTYPE (default bf16) is the
-# storage type.
+# storage type.  Without file arguments it also runs `verify --grad` (the
+# backward pass opt --grad writes) on the examples at the training sizes of
+# bench/prepare_grad.sh and on the transformer LM of examples/pytorch
+# (the MLP classifier at B=64, D=64: at prepare_grad.sh's B=256, D=256 both
+# sizes change its backward plan's structure, so no shrunken instance
+# carries it over and verify has nothing to check).
 # usage: tests/verify_examples.sh ./tilesmith [examples/*.lean ...]
 set -u
 bin=${1:-./tilesmith}
@@ -17,20 +22,42 @@ dtype=${VERIFY_DTYPE:-bf16}
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(examples/*.lean)
 pass=0 fail=0
+# one verify: LABEL ARGS... (one line, and what failed beneath)
+one() {
+  local label=$1 log
+  shift
+  log=$(mktemp)
+  if "$bin" verify "$@" --trials "$trials" --dtype "$dtype" > "$log" 2>&1; then
+    pass=$((pass + 1))
+    echo "ok   $label: $(tail -1 "$log")"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $label"
+    grep -v '^ok \|^skip ' "$log" | head -20 | sed 's/^/    /'
+  fi
+  rm -f "$log"
+}
 for f in "${files[@]}"; do
   entries=$("$bin" check "$f" 2>/dev/null | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' || true)
   for e in $entries; do
-    log=$(mktemp)
-    if "$bin" verify "$f" --entry "$e" --trials "$trials" --dtype "$dtype" > "$log" 2>&1; then
-      pass=$((pass + 1))
-      echo "ok   $f $e: $(tail -1 "$log")"
-    else
-      fail=$((fail + 1))
-      echo "FAIL $f $e"
-      grep -v '^ok ' "$log" | head -20 | sed 's/^/    /'
-    fi
-    rm -f "$log"
+    one "$f $e" "$f" --entry "$e"
   done
 done
+if [ $# -eq 0 ]; then
+  while read -r f e sizes; do
+    one "$f $e --grad [$sizes]" --grad "$f" --entry "$e" --size "$sizes"
+  done <<'CASES'
+examples/softmax.lean rowSoftmax M=4096,N=8192
+examples/layernorm.lean rowLayernorm M=4096,N=4096
+examples/attention.lean attention B=2,H=8,N=1024,D=64
+examples/causal_attention.lean causalAttention B=2,H=8,N=1024,D=64
+examples/rmsnorm_matmul.lean rmsnormMatmul M=4096,K=4096,N=4096
+examples/swiglu_mlp.lean swigluMlp M=2048,D=1024,F=2816
+examples/linear_cross_entropy.lean linearCrossEntropy M=1024,D=1024,V=8192
+examples/transformer_block.lean transformerBlock B=2,N=512,D=512,H=8,F=1408
+examples/mlp_classifier.lean residualMlpLoss B=64,I=64,D=64,L=4,C=10
+examples/transformer_lm.lean transformerLMLoss B=16,N=128,V=256,D=256,H=4,F=704,L=4
+CASES
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -37,7 +37,9 @@ typedef struct Opts {
   const char *tuned;      /* --tuned FILE: schedules measured on a GPU (tuned.c) */
   int top;                /* tune: schedules to write (--top) */
   bool check;             /* grad: against central differences (--check) */
-  bool grad;              /* opt: also the backward pass, and autograd (--grad) */
+  bool grad;              /* opt: also the backward pass, and autograd; tiles, verify:
+                             the backward pass instead of the entry (--grad) */
+  bool backward;          /* elaborate() returns the entry's backward pass */
   bool quiet_schedule;    /* tune: no warning for a schedule that fits no kernel */
   const char *gpu;        /* the GPU profile the cost model uses */
   const Gpu *gpu_profile;

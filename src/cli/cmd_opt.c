@@ -72,12 +72,11 @@ static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *
   if (!g || setjmp(s.jb)) goto done;
   Node **diff;
   int nd;
-  grad_vjp(g, "grad_out", &diff, &nd);
-  g->entry = arena_printf(s.arena, "%s_backward", o->entry);
+  grad_backward_entry(g, &diff, &nd);
   Compiled cp;
   TileProgram *tp = compile_program(o, g, dt, &cp);
   if (!tp) goto done;
-  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes_text(s.arena, o)};
+  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes_text(s.arena, o), .source = cp.orig};
   if (!write_module(path, tp, target, &info, NULL)) goto done;
   /* the differentiated inputs, as positions among run()'s arguments */
   int *pos = arena_alloc(s.arena, sizeof(int) * (size_t)(nd ? nd : 1));
@@ -263,7 +262,7 @@ int cmd_opt(Opts *o) {
   if (cp.tuned)
     printf("schedule %s, tuned on %s (%.1f us, %s, %s)\n", cp.rec.schedule, cp.rec.device, cp.rec.measured_us,
            cp.rec.target, cp.rec.date);
-  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes_text(s.arena, o)};
+  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes_text(s.arena, o), .source = cp.orig};
   if (!write_module(o->out, tp, target, &info, NULL)) goto done;
   printf("wrote %s: %s module for %s, %d kernel%s\n", o->out, target_name(target), o->entry, tp->kernels.len,
          tp->kernels.len == 1 ? "" : "s");

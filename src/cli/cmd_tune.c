@@ -86,7 +86,7 @@ int cmd_tune(Opts *o) {
   char *sizes = arena_strdup(s.arena, "");
   for (int i = 0; i < o->nsizes; i++)
     sizes = arena_printf(s.arena, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
-  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes};
+  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes, .source = g};
   const char *mpath = arena_printf(s.arena, "%s/manifest.json", o->out);
   FILE *mf = fopen(mpath, "w");
   if (!mf) {

@@ -8,7 +8,11 @@
 #include "cli.h"
 
 int cmd_verify(Opts *o) {
-  VerifyOpts vo = {.seed = o->seed, .trials = o->trials, .out = stdout, .json = o->format && !strcmp(o->format, "json")};
+  VerifyOpts vo = {.seed = o->seed,
+                   .trials = o->trials,
+                   .out = stdout,
+                   .json = o->format && !strcmp(o->format, "json"),
+                   .grad = o->backward};
   if (!opts_dtype(o, &vo.dtype)) return EXIT_USAGE;
   Session s;
   session_open(&s);

@@ -28,14 +28,13 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   Compiled local;
   if (!out) out = &local;
   memset(out, 0, sizeof *out);
-  out->g = g;
+  out->g = out->orig = g;
   const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
   if (o->naive) {
     out->tp = tile_lower(g, dt);
   } else {
     SearchOpts so = {.gpu = o->gpu_profile, .candidate = o->candidate, .sched = o->has_schedule ? &o->schedule : NULL};
     /* equality saturation, then the plan search on the extracted term */
-    out->orig = g;
     g = out->g = search_rewrite(g, o->bind, o->nbind, &out->rewrite);
     out->plan = plan_search(g, dt, &so, &out->stats);
     if (!out->plan) {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../grad/grad.h"
 #include "cli.h"
 
 
@@ -68,7 +69,9 @@ bool load(Session *s, const char *path) {
 Graph *elaborate(Session *s, Opts *o, const char *entry) {
   if (setjmp(s->jb)) return NULL;
   for (int i = 0; i < o->nsizes; i++) o->sizes[i].used = false;
-  return elab_entry(&s->ctx, &s->prog, entry, (Pos){0}, o->sizes, o->nsizes);
+  Graph *g = elab_entry(&s->ctx, &s->prog, entry, (Pos){0}, o->sizes, o->nsizes);
+  if (o->backward) grad_backward_entry(g, NULL, NULL);
+  return g;
 }
 
 /* ---- --stats ---- */
@@ -289,7 +292,7 @@ static const Command commands[] = {
      "generic ones are listed.\n",
      cmd_check, false, false},
     {"graph", "print the graph IR of an entry",
-     "tilesmith graph FILE.lean --entry NAME [--size ...] [--format text|dot|json] [--rewrite [--stats]]",
+     "tilesmith graph FILE.lean --entry NAME [--size ...] [--grad] [--format text|dot|json] [--rewrite [--stats]]",
      "Prints the graph IR of the entry after the prelude is inlined: only\n"
      "primitives remain, each node with its shape (symbolic and concrete) and\n"
      "the source position it came from.  --format text (default), dot\n"
@@ -325,7 +328,7 @@ static const Command commands[] = {
      "the gradient evenly.\n",
      cmd_grad, true, false},
     {"tiles", "print the tile program (kernels) of an entry",
-     "tilesmith tiles FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--format text|json]",
+     "tilesmith tiles FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--grad] [--format text|json]",
      "Prints the tile program opt emits for the entry: the global tensors,\n"
      "then each kernel with its grid, its tile buffers (shared memory or\n"
      "registers) and its statements (loops, ifs, maps, gemms, reductions,\n"
@@ -336,7 +339,7 @@ static const Command commands[] = {
      "real tensors (default bf16); accumulation is float32.\n",
      cmd_tiles, true, false},
     {"verify", "check the tile program against the graph on small instances",
-     "tilesmith verify FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--seed S] [--trials N] [--format text|json]",
+     "tilesmith verify FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--grad] [--seed S] [--trials N] [--format text|json]",
      "Checks the program opt emits: the plan searched at the entry's sizes,\n"
      "carried over to shrunken instances of the same program (dimensions\n"
      "reduced, with and without tails; sizes that change the program's\n"
@@ -347,7 +350,9 @@ static const Command commands[] = {
      "plus a first-order bound of the error float32 evaluation may make in\n"
      "the kernel; each instance's rewritten graph is also checked against its\n"
      "source in float64.  A failure names the kernel, the statement and the\n"
-     "first mismatching element.  --naive checks the naive lowering.\n",
+     "first mismatching element.  --naive checks the naive lowering; --grad\n"
+     "checks the entry's backward pass, the program opt --grad writes to\n"
+     "OUT_backward.py.\n",
      cmd_verify, true, false},
     {"opt", "emit a TileLang or Triton module for an entry",
      "tilesmith opt FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--tuned FILE] --target tilelang|triton|best -o OUT.py",
@@ -514,7 +519,11 @@ static void print_cmd_help(const Command *c) {
   if (c->run == cmd_opt)
     printf("  --target T            tilelang, triton, or best (the target --tuned measured fastest)\n"
            "  -o, --out OUT.py      where to write the module\n"
-           "  --grad                also the backward pass (OUT_backward.py) and apply() with autograd\n");
+           "  --grad                also the backward pass (OUT_backward.py), apply() and\n"
+           "                        register_autograd() with autograd\n");
+  if (c->run == cmd_graph || c->run == cmd_tiles || c->run == cmd_verify)
+    printf("  --grad                the entry's backward pass instead (what opt --grad writes\n"
+           "                        to OUT_backward.py: the gradients of sum(output * grad_out))\n");
   if (c->run == cmd_tune)
     printf("  --top K               schedules to write (default 3, at most 9)\n"
            "  -o, --out DIR         where to write the modules and manifest.json\n");
@@ -781,8 +790,10 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->emit_pytorch = v;
     } else if (cur_cmd->run == cmd_grad && !strcmp(a, "--check")) {
       o->check = true;
-    } else if (cur_cmd->run == cmd_opt && !strcmp(a, "--grad")) {
+    } else if ((cur_cmd->run == cmd_opt || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_graph) &&
+               !strcmp(a, "--grad")) {
       o->grad = true;
+      o->backward = cur_cmd->run != cmd_opt;
     } else if ((cur_cmd->run == cmd_eval || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_grad || trains(cur_cmd)) &&
                ((v = opt_value(argc, argv, &i, "--seed", &m)) || m)) {
       if (!v || !parse_u64(v, &o->seed)) return usage_error("--seed needs a whole number");

@@ -188,20 +188,22 @@ typedef struct Written {
   const Kernel *k;
   int *stages;          /* per buffer */
   bool *in_loop, *outside;
+  bool *mapped;         /* computed element by element (a map of an op), not loaded */
   int cur;
 } Written;
-static void note_write(Written *w, const TBuf *t, int depth) {
+static void note_write(Written *w, const TBuf *t, int depth, bool map) {
   for (int b = 0; b < w->k->bufs.len; b++)
     if (w->k->bufs.data[b] == t) {
       if (w->cur > w->stages[b]) w->stages[b] = w->cur;
       if (depth > 0) w->in_loop[b] = true;
       else w->outside[b] = true;
+      if (map) w->mapped[b] = true;
     }
 }
 static void written_in(Written *w, const StmtList *l, int depth) {
   for (int i = 0; i < l->len; i++) {
     const Stmt *s = l->data[i];
-    if (s->dst) note_write(w, s->dst, depth);
+    if (s->dst) note_write(w, s->dst, depth, s->kind == ST_MAP && s->value && s->value->kind == SX_OP);
     if (s->kind == ST_LOOP) {
       int saved = w->cur;
       if (s->stages > w->cur) w->cur = s->stages;
@@ -214,21 +216,54 @@ static void written_in(Written *w, const StmtList *l, int depth) {
   }
 }
 
+/* Triton's shared memory for a block: its products' operands, one product
+   at a time (a tile it computes lives in registers between products), each
+   operand loaded as it is (times the loop's stages: Triton pipelines bare
+   loads into shared memory) and each computed by a map of ops twice (built
+   in registers, then converted to the product's operand layout through a
+   scratch buffer of its size).  Measured on the H200: the transformer LM's
+   backward kernel with two computed 64 KiB whole-K operands asked for
+   256 KiB; lm_small's SwiGLU kernel, two products of computed operands of
+   32 + 64 KiB, fit. */
+typedef struct Gemms {
+  const Kernel *k;
+  const int *stages;
+  const bool *mapped;
+  double most;
+} Gemms;
+static double operand_bytes(const Gemms *g, const TBuf *t) {
+  for (int b = 0; b < g->k->bufs.len && b < 256; b++)
+    if (g->k->bufs.data[b] == t) {
+      double bytes = buf_elems(t) * dtype_bytes(t->dtype);
+      return g->mapped[b] ? 2 * bytes : bytes * (g->stages[b] > 1 ? g->stages[b] : 1);
+    }
+  return 0;
+}
+static bool gemm_shared(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Gemms *g = ud;
+  if (s->kind == ST_GEMM) {
+    double need = operand_bytes(g, s->a) + operand_bytes(g, s->b);
+    if (need > g->most) g->most = need;
+  }
+  return true;
+}
+
 /* Shared memory and registers (per thread) of a block.  A shared tile
    written in a pipelined loop has a buffer per stage; the tiles of all
    loops count (TileLang 0.1.15 does not reuse one loop's TMA buffers in
    the next: swiglu_mlp_8k's two product loops asked for 288 KiB on the
-   H200).  Registers: the
+   H200).  *triton: what Triton asks for instead (gemm_shared).  Registers: the
    fragments that outlive a loop trip (states, tiles written outside
    loops) are all live at once; of those written inside a loop, the
    element-wise chain of one trip, about the two largest at a time. */
-static void block_resources(const Kernel *k, double *smem, double *regs) {
-  *smem = 0;
+static void block_resources(const Kernel *k, double *smem, double *triton, double *regs) {
+  *smem = *triton = 0;
   *regs = 0;
   int n = k->bufs.len;
   int stages[256] = {0};
-  bool in_loop[256] = {0}, outside[256] = {0};
-  Written w = {k, stages, in_loop, outside, 0};
+  bool in_loop[256] = {0}, outside[256] = {0}, mapped[256] = {0};
+  Written w = {k, stages, in_loop, outside, mapped, 0};
   if (n <= 256) written_in(&w, &k->body, 0);
   double big1 = 0, big2 = 0;
   for (int b = 0; b < n; b++) {
@@ -246,6 +281,9 @@ static void block_resources(const Kernel *k, double *smem, double *regs) {
     }
   }
   *regs = (*regs + big1 + big2) / (k->threads > 0 ? k->threads : 128) + 32;
+  Gemms gm = {k, stages, mapped, 0};
+  tile_walk(&k->body, gemm_shared, &gm);
+  *triton = gm.most;
 }
 
 /* tensor-core efficiency by tile area (TileLang's textbook GEMM on the H200) */
@@ -287,8 +325,8 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
   out->tc_flops = a.tc * blocks;
   out->fp_flops = a.fp * blocks;
   out->sfu_ops = a.sfu * blocks;
-  double smem, regs;
-  block_resources(k, &smem, &regs);
+  double smem, triton, regs;
+  block_resources(k, &smem, &triton, &regs);
   out->smem = smem;
   int thr = k->threads > 0 ? k->threads : 128;
   double per = 32;
@@ -297,6 +335,8 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
      is left for what the targets add to the tiles counted here (TileLang
      asked 288 KiB for swiglu_mlp_8k's 192 KiB of pipelined tiles) */
   if (smem > 0.75 * (gpu->smem - 1024)) per = 0;
+  /* and what Triton asks for, all of it (plans are the targets' both) */
+  if (triton > gpu->smem - 1024) per = 0;
   per = fmin(per, floor((double)gpu->threads / thr));
   per = fmin(per, floor((double)gpu->regs / (fmin(regs, 255) * thr)));
   double spill = regs > 255 ? regs / 255.0 : 1; /* spilled registers: slower */

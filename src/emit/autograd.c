@@ -9,7 +9,10 @@
  * the entry's module ties them together: a torch.autograd.Function whose
  * forward is run() (arguments checked the same way) and whose backward
  * calls the backward module's run() and cuts its vector into one gradient
- * per argument, in the argument's shape; Index arguments get None.  The
+ * per argument, in the argument's shape; Index arguments get None; and
+ * register_autograd(), the same as a torch.library custom op: register()'s
+ * op with torch.library.register_autograd pointing at the backward module's
+ * op, so torch.compile and CUDA graphs take both passes.  The
  * backward recomputes the forward's intermediates instead of saving them
  * (only the arguments are kept), as activation checkpointing does.
  */
@@ -22,6 +25,7 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
   Emit e = emit_begin(out, fwd, t, NULL);
   const Graph *g = fwd->g;
   const char *pre = e.pre, *odt = emit_torch_dtype(fwd->output->dtype);
+  const char *opname = emit_op_name(&e, g->entry ? g->entry : "entry");
   emit_printf(&e, "\n\n# ---- autograd (tilesmith opt --grad) ----\n\n"
                   "# the backward pass's module, beside this one\n%sBACKWARD_FILE = \"%s\"\n"
                   "# run()'s arguments that get a gradient: (position, shape, elements)\n%sDIFF = (\n",
@@ -45,6 +49,17 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               "    return %sBWD[0]\n\n\n",
               pre, pre, pre, pre, pre, pre);
   emit_printf(&e,
+              "def %scut(flat, nargs):\n"
+              "    \"\"\"The backward module's flat vector cut into one gradient per argument\n"
+              "    (None for those without one), in the argument's shape.\"\"\"\n"
+              "    grads = [None] * nargs\n"
+              "    at = 0\n"
+              "    for i, shape, n in %sDIFF:\n"
+              "        grads[i] = flat[at:at + n].view(shape)\n"
+              "        at += n\n"
+              "    return tuple(grads)\n\n\n",
+              pre, pre);
+  emit_printf(&e,
               "class Function(torch.autograd.Function):\n"
               "    \"\"\"run() with a backward pass: the gradients of every real argument from\n"
               "    the backward module's kernels (which recompute the forward's\n"
@@ -57,14 +72,30 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               "    @staticmethod\n"
               "    def backward(ctx, gy):\n"
               "        args = ctx.saved_tensors\n"
-              "        flat = %sbackward_module().run(*args, gy.to(%s).contiguous())\n"
-              "        grads = [None] * len(args)\n"
-              "        at = 0\n"
-              "        for i, shape, n in %sDIFF:\n"
-              "            grads[i] = flat[at:at + n].view(shape)\n"
-              "            at += n\n"
-              "        return tuple(grads)\n\n\n",
-              pre, pre, pre, odt, pre);
+              "        return %scut(%sbackward_module().run(*args, gy.to(%s).contiguous()), len(args))\n\n\n",
+              pre, pre, pre, pre, odt);
+  emit_printf(&e,
+              "%sAUTOGRAD = None\n\n\n"
+              "def register_autograd(namespace=\"tilesmith\"):\n"
+              "    \"\"\"register() with the backward pass attached: the custom op\n"
+              "    torch.ops.<namespace>.%s differentiates through the op\n"
+              "    torch.ops.<namespace>.%s_backward (the backward module's register()),\n"
+              "    so torch.compile traces forward and backward as two opaque ops with fake\n"
+              "    implementations, and CUDA graphs capture both.  Returns the forward op;\n"
+              "    calling it again returns the same op.\"\"\"\n"
+              "    global %sAUTOGRAD\n"
+              "    if %sAUTOGRAD is None:\n"
+              "        op = register(namespace)\n"
+              "        bop = %sbackward_module().register(namespace)\n\n"
+              "        def setup_context(ctx, inputs, output):\n"
+              "            ctx.save_for_backward(*inputs)\n\n"
+              "        def backward(ctx, gy):\n"
+              "            args = ctx.saved_tensors\n"
+              "            return %scut(bop(*args, gy.to(%s).contiguous()), len(args))\n\n"
+              "        torch.library.register_autograd(op, backward, setup_context=setup_context)\n"
+              "        %sAUTOGRAD = op\n"
+              "    return %sAUTOGRAD\n\n\n",
+              pre, opname, opname, pre, pre, pre, pre, odt, pre, pre);
   emit_printf(&e, "def apply(");
   for (int i = 0; i < g->ninputs; i++) emit_printf(&e, "%s%s", i ? ", " : "", e.pname[i]);
   emit_printf(&e,

@@ -595,6 +595,8 @@ static bool has_gemm(const TileProgram *tp) {
 static void main_fn(Emit *e) {
   const TileProgram *tp = e->tp;
   const Graph *g = tp->g;
+  /* the program as written, when its inputs are the same (in order) */
+  const Graph *src = e->info && e->info->source && e->info->source->ninputs == g->ninputs ? e->info->source : g;
   double rtol = 1e-4, atol = 1e-4;
   switch (tp->dtype) {
   case DT_BF16: rtol = atol = 2e-2; break;
@@ -618,7 +620,7 @@ static void main_fn(Emit *e) {
     const Node *in = g->inputs[i];
     const TBuf *b = tp->of_node[in->id];
     const char *shape = shape_tuple(e, &in->shape, false), *dt = emit_torch_dtype(b->dtype);
-    long long fan_in = (long long)ir_fan_in(g, in); /* 0 unless a real Param */
+    long long fan_in = (long long)ir_fan_in(src, src->inputs[i]); /* 0 unless a real Param */
     if (emit_is_real(b->dtype) && fan_in > 0)
       emit_printf(e, "        (torch.randn(%s, generator=gen, device=\"cuda\") * %lld ** -0.5).to(%s),  # %s: fan-in %lld\n",
                   shape, fan_in, dt, in->name, fan_in);
@@ -665,13 +667,30 @@ static void main_fn(Emit *e) {
               "        torch.cuda.synchronize()\n"
               "        times.append(start.elapsed_time(end))\n"
               "    return statistics.median(times)\n\n\n"
+              "def warm(workers=None):\n"
+              "    \"\"\"Compile every kernel for this machine's GPU before the first run(), in\n"
+              "    `workers` processes at once (default: one per CPU), each building its share\n"
+              "    into the compiler's disk cache, where run() then finds them.  Returns 0\n"
+              "    if every process succeeded.\"\"\"\n"
+              "    import os\n"
+              "    import subprocess\n"
+              "\n"
+              "    n = max(1, min(%d, workers or os.cpu_count() or 1))\n"
+              "    me = os.path.abspath(__file__)\n"
+              "    procs = [subprocess.Popen([sys.executable, me, \"--warm-part\", str(p), str(n)]) for p in range(n)]\n"
+              "    return 1 if any([p.wait() for p in procs]) else 0\n\n\n"
               "def main(argv=None):\n"
               "    argv = sys.argv[1:] if argv is None else argv\n"
               "    if argv[:1] == [\"--compile-only\"]:\n"
               "        return compile_only(argv[1] if len(argv) > 1 else \"sm_90a\")\n"
+              "    if argv[:1] == [\"--warm\"]:\n"
+              "        return warm(int(argv[1]) if len(argv) > 1 else None)\n"
+              "    if argv[:1] == [\"--warm-part\"] and len(argv) == 3:\n"
+              "        return %swarm_part(int(argv[1]), int(argv[2]))\n"
               "    if argv:\n"
               "        print(\"usage: python3 MODULE.py               check run() against reference() and time both\\n\"\n"
-              "              \"       python3 MODULE.py --compile-only [ARCH]   build every kernel for ARCH (default sm_90a), no GPU needed\")\n"
+              "              \"       python3 MODULE.py --compile-only [ARCH]   build every kernel for ARCH (default sm_90a), no GPU needed\\n\"\n"
+              "              \"       python3 MODULE.py --warm [N]   compile every kernel for this GPU in N processes (default: one per CPU)\")\n"
               "        return 2\n"
               "    if not torch.cuda.is_available():\n"
               "        print(\"%s: needs a CUDA GPU\")\n"
@@ -689,7 +708,8 @@ static void main_fn(Emit *e) {
               "    return 0\n\n\n"
               "if __name__ == \"__main__\":\n"
               "    sys.exit(main())\n",
-              g->entry ? g->entry : "entry", g->entry ? g->entry : "entry", e->t->name, dtype_name(tp->dtype));
+              tp->kernels.len, e->pre, g->entry ? g->entry : "entry", g->entry ? g->entry : "entry", e->t->name,
+              dtype_name(tp->dtype));
 }
 
 Emit emit_begin(FILE *out, const TileProgram *tp, Target t, const EmitInfo *info) {

@@ -628,6 +628,13 @@ static void tl_extras(Emit *e) {
                  "        _COMPILED[name] = tilelang.compile(PRIM_FUNCS[name], out_idx=None, target=TARGET)\n"
                  "    return _COMPILED[name]\n\n\n");
   emit_printf(e,
+              "def %swarm_part(part, parts):\n"
+              "    \"\"\"warm()'s worker: compile kernels part, part + parts, ... for this GPU.\"\"\"\n"
+              "    for name in list(PRIM_FUNCS)[part::parts]:\n"
+              "        compiled_kernel(name)\n"
+              "    return 0\n\n\n",
+              e->pre);
+  emit_printf(e,
               "def compile_only(arch=\"sm_90a\"):\n"
               "    \"\"\"Lower every kernel for arch (sm_90a, sm_80, ...) without a GPU and, with nvcc\n"
               "    found (CUDA_HOME, PATH or /usr/local/cuda), build its CUDA source into a\n"

@@ -547,6 +547,17 @@ static void tr_extras(Emit *e) {
   }
   emit_printf(e, "]\n\n\n");
   emit_printf(e,
+              "def %swarm_part(part, parts):\n"
+              "    \"\"\"warm()'s worker: compile kernels part, part + parts, ... for this GPU.\"\"\"\n"
+              "    ptr = {\"*bf16\": torch.bfloat16, \"*fp16\": torch.float16, \"*fp32\": torch.float32,\n"
+              "           \"*i64\": torch.int64, \"*i32\": torch.int32, \"*i1\": torch.bool}\n"
+              "    for fn, sig, grid, warps, stages in TRITON_KERNELS[part::parts]:\n"
+              "        # the launch's options, so that the cache key is run()'s\n"
+              "        fn.warmup(*[ptr[t] for t in sig.values()], grid=grid, num_warps=warps,\n"
+              "                  **({\"num_stages\": stages} if stages else {}))\n"
+              "    return 0\n\n\n",
+              e->pre);
+  emit_printf(e,
               "def compile_only(arch=\"sm_90a\"):\n"
               "    \"\"\"Compile every kernel for arch (sm_90a, sm_80, ...) without a GPU (Triton's\n"
               "    own ptxas); one line per kernel.  Returns 0 if every kernel built.\"\"\"\n"

@@ -349,3 +349,12 @@ void grad_vjp(Graph *g, const char *gy_name, Node ***diff, int *ndiff) {
   *diff = gr.param;
   *ndiff = gr.n;
 }
+
+void grad_backward_entry(Graph *g, Node ***diff, int *ndiff) {
+  Node **d;
+  int n;
+  grad_vjp(g, "grad_out", &d, &n);
+  g->entry = arena_printf(g->ctx->arena, "%s_backward", g->entry ? g->entry : "entry");
+  if (diff) *diff = d;
+  if (ndiff) *ndiff = n;
+}

@@ -51,4 +51,10 @@ void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double 
    single zero).  Unwinds through g->ctx when the output is not real. */
 void grad_vjp(Graph *g, const char *gy_name, Node ***diff, int *ndiff);
 
+/* The entry's backward pass as an entry of its own, what `opt --grad`
+   writes to OUT_backward.py and `verify --grad` checks: grad_vjp with the
+   incoming gradient named grad_out, the entry renamed <entry>_backward.
+   diff and ndiff as grad_vjp's (either may be NULL). */
+void grad_backward_entry(Graph *g, Node ***diff, int *ndiff);
+
 #endif

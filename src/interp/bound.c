@@ -180,7 +180,10 @@ static Eb p_unary(Op op, double a, double ea, double ra, double v) {
        underflowed v whose operand's bound is huge); exp(a~)/exp(a) =
        exp(a~ - a) */
     double g = expm1(ea);
-    return (Eb){v > 0 && isfinite(g) ? v * g : exp(a + ea), ea};
+    if (v > 0) return (Eb){isfinite(g) ? v * g : exp(a + ea), ea};
+    /* v underflowed to 0: exp(a) is not 0, so no relative bound holds
+       (settle would make a finite one say the computed value is 0) */
+    return (Eb){exp(a + ea), INFINITY};
   }
   case OP_LOG: /* log(a~) - log(a) = log(a~/a) */
     return (Eb){fmin(ea < a ? -log1p(-ea / a) : INFINITY, ra), INFINITY};

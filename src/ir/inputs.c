@@ -11,9 +11,12 @@
  * A real input is normal(0, 1), except a Param that reaches an operand of a
  * matmul through layout ops only (a weight, possibly reshaped or
  * transposed; not through concat, where a learned token joins activations,
- * nor through a gather): normal(0, 1/fan_in), fan_in being the matmul's
- * contraction size (the largest, if it feeds several), as a network
- * initializes its weights.  A table that is both gathered and multiplied
+ * nor through a gather): normal(0, 1/fan_in), fan_in being the contraction
+ * size of the first such matmul in the graph's order, as a network
+ * initializes its weights (the forward use: a backward pass, built after
+ * the forward in the same graph, multiplies by the transposed weight over
+ * the other axis).  The graph is the program as written: a rewrite can
+ * fold a gain into the weight (g * W) and hide the matmul from the rule.  A table that is both gathered and multiplied
  * (tied embeddings) is a weight by this rule, so its gathered rows are small
  * too; weights picked by a gather (experts) are not, and stay normal(0, 1).
  * With unit weights a layer's outputs grow like sqrt(fan_in), and a softmax
@@ -83,8 +86,8 @@ int64_t ir_fan_in(const Graph *g, const Node *input) {
     const Node *n = g->nodes[i];
     if (n->op != OP_MATMUL || !(reach[n->in[0]->id] || reach[n->in[1]->id])) continue;
     const Node *a = n->in[0];
-    int64_t k = a->shape.d[a->shape.rank - 1].n; /* the contraction size */
-    if (k > fan_in) fan_in = k;
+    fan_in = a->shape.d[a->shape.rank - 1].n; /* the contraction size */
+    break;
   }
   free(reach);
   return fan_in;

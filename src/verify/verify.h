@@ -77,6 +77,7 @@ typedef struct VerifyOpts {
      own sizes), and checked against the graph it came from in float64 */
   const SizeArg *bind;
   int nbind;
+  bool grad;            /* each instance is the entry's backward pass (grad_backward_entry) */
 } VerifyOpts;
 
 /* `tilesmith verify`: returns 0 if every trial passed, 1 otherwise (also when

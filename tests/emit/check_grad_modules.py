@@ -15,14 +15,17 @@ with `opt --grad` and checks that
   Triton backward modules run in Triton's CPU interpreter
   (tests/emit/interpret.py), and every kernel of both targets builds for
   sm_90a (--compile-only; TileLang for the programs in TILELANG_CASES);
-- apply() exists with run()'s parameters, and --grad over free sizes is a
-  usage error.
+- apply() exists with run()'s parameters, register_autograd() makes the
+  op whose gradients (on meta tensors: the fake implementations) come
+  through the backward module's op in the arguments' shapes, and --grad
+  over free sizes is a usage error.
 
 One line per check, then "N passed, M failed".
 """
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,6 +73,14 @@ def main():
                 continue
             fwd = load(out, f"f_{entry}_{target}")
             bwd = fwd._ts_backward_module()
+            # random_inputs() draws each weight by its forward matmul's fan-in,
+            # read from the program as written, in both modules alike (the
+            # rewritten forward hid Wq behind g1 * Wq; the backward's
+            # transposed products contract over the other axis)
+            fans = [re.findall(r"# (\w+): fan-in (\d+)", open(p).read()) for p in (out, bpath)]
+            report(fans[0] == fans[1][:len(fans[0])] and len(fans[1]) == len(fans[0]),
+                   f"{label}: both modules' random_inputs() give each weight its forward fan-in {fans[0]}",
+                   f"backward {fans[1]}")
             names = list(inspect.signature(fwd.run).parameters)
             report(list(inspect.signature(fwd.apply).parameters) == names, f"{label}: apply() takes run()'s parameters")
             torch.manual_seed(1)
@@ -101,6 +112,27 @@ def main():
                        f"diff {diff}, real arguments {real}, {at} of {flat.numel()} elements")
             except Exception as e:  # noqa: BLE001
                 report(False, f"{label}: gradients", f"{type(e).__name__}: {str(e)[-600:]}")
+            # register_autograd(): the op differentiates through the backward
+            # module's op; on meta tensors the fake implementations run, so the
+            # plumbing (saved arguments, the flat vector cut) is checked here
+            ns = f"tsgrad_{target}_{dtype}"
+            try:
+                op = fwd.register_autograd(ns)
+                again = fwd.register_autograd(ns) is op
+                margs = []
+                for name, shape, dt, _ in fwd._ts_ARGS:
+                    t = torch.empty(shape, dtype=dt, device="meta")
+                    margs.append(t.requires_grad_(True) if dt != torch.int64 else t)
+                y = op(*margs)
+                reals = [a for a in margs if a.requires_grad]
+                gs = torch.autograd.grad(y, reals, torch.ones_like(y))
+                ok = again and len(gs) == len(reals) and all(
+                    g.shape == a.shape and g.dtype == a.dtype for g, a in zip(gs, reals))
+                report(ok, f"{label}: register_autograd(): torch.ops.{ns}.{entry}'s gradients through "
+                           f"torch.ops.{ns}.{entry}_backward have the arguments' shapes",
+                       f"again={again} {[tuple(g.shape) for g in gs]}")
+            except Exception as e:  # noqa: BLE001
+                report(False, f"{label}: register_autograd()", f"{type(e).__name__}: {str(e)[-600:]}")
             for path in (out, bpath):
                 r = subprocess.run([sys.executable, path, "--compile-only", "sm_90a"], capture_output=True, text=True)
                 report(r.returncode == 0 and "FAILED" not in r.stdout,

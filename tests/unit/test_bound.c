@@ -395,6 +395,32 @@ TEST(bound_exp_turns_operand_error_into_relative_error) {
   benv_free(&e);
 }
 
+/* exp(x * c - m) where x * c is huge and m its float32 value (a row max a
+   kernel stored): the float64 difference is about -5.6e5 (exp underflows
+   to 0) while float32 computes exp(0) = 1.  The bound must admit that 1
+   (it once settled to 0: a finite relative bound at an underflowed 0 said
+   the computed value was exactly 0), and the constant c, a float32
+   literal in the kernel, must be charged its rounding. */
+TEST(bound_exp_that_underflows_admits_the_float32_value) {
+  BEnv e;
+  benv_init(&e);
+  double c = 1 / sqrt(8.0), x = 50000000188416.0; /* a float32 number */
+  double m = f32(f32(x) * f32(c));
+  Node *ix = input(&e, "x", SHAPE(1)), *im = input(&e, "m", SHAPE(1));
+  Node *d = ir_binary(e.g, OP_SUB, ir_binary(e.g, OP_MUL, ix, ir_const(e.g, c, P0), P0), im, P0);
+  Node *r = ir_unary(e.g, OP_EXP, d, P0);
+  all_float32(&e);
+  Tensor *ins[2] = {tensor_with(SHAPE(1), &x), tensor_with(SHAPE(1), &m)}, *b;
+  Tensor *v = bounded(&e, r, ins, NULL, &b);
+  REQUIRE(v);
+  double got = exp(f32(f32(x * f32(c)) - m)); /* the kernel's value: 1 */
+  CHECK(got == 1 && v->data[0] == 0);
+  CHECK(fabs(got - v->data[0]) <= b->data[0]);
+  Tensor *all[] = {v, b, ins[0], ins[1]};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
+  benv_free(&e);
+}
+
 TEST(bound_exact_infinities_stay_exact) {
   /* a causal-style mask: m = select(x > 0, x 0.1, -inf), then the softmax
      steps: the masked elements are -inf with bound 0 (certain), so
