@@ -5,7 +5,15 @@ This one file serves two readers.
 
 * Lean 4.  It declares every name a tilesmith program uses, so a `.lean` model
   that starts with `import Tilesmith` / `open Tilesmith` type-checks in an
-  editor, and a user can state and prove facts about it.
+  editor (`lake build` at the repository's root checks this file, every
+  example and tests/prims.lean; see lakefile.toml for the Lean release).
+  What can be proven about a model is limited by design: the prelude's
+  definitions unfold (`softmax x` is `exp (x - amax x) / ...` by `rfl`), but
+  the primitives and the shape functions are opaque, so no fact about a
+  primitive's values or about a shape (that `Shape.matmul [m, k] [k, n]` is
+  `[m, n]`) can be proven; shapes are documentation to Lean and the
+  compiler checks them.  The arithmetic instances and the notations are
+  `scoped`: they apply where `open Tilesmith` is.
 * The tilesmith compiler.  The file is embedded in the binary and parsed by
   its own front end, which reads only the `def`s and `abbrev`s (the prelude
   below) and skips every other command (`opaque`, `instance`, `class`,
@@ -142,19 +150,19 @@ instance {s : Shape} : Elementwise (Tensor s) Nat (Tensor s) :=
 instance {s : Shape} : Elementwise Nat (Tensor s) (Tensor s) :=
   Elementwise.mk (fun f a b => f (Op.const (Nat.toFloat a)) b)
 
-instance {α β γ : Type} [Elementwise α β γ] : HAdd α β γ :=
+scoped instance {α β γ : Type} [Elementwise α β γ] : HAdd α β γ :=
   HAdd.mk (Elementwise.lift2 Op.add)
 
-instance {α β γ : Type} [Elementwise α β γ] : HSub α β γ :=
+scoped instance {α β γ : Type} [Elementwise α β γ] : HSub α β γ :=
   HSub.mk (Elementwise.lift2 Op.sub)
 
-instance {α β γ : Type} [Elementwise α β γ] : HMul α β γ :=
+scoped instance {α β γ : Type} [Elementwise α β γ] : HMul α β γ :=
   HMul.mk (Elementwise.lift2 Op.mul)
 
-instance {α β γ : Type} [Elementwise α β γ] : HDiv α β γ :=
+scoped instance {α β γ : Type} [Elementwise α β γ] : HDiv α β γ :=
   HDiv.mk (Elementwise.lift2 Op.div)
 
-instance {α β γ : Type} [Elementwise α β γ] : HPow α β γ :=
+scoped instance {α β γ : Type} [Elementwise α β γ] : HPow α β γ :=
   HPow.mk (Elementwise.lift2 Op.pow)
 
 instance {s : Shape} : Neg (Tensor s) :=
@@ -264,33 +272,34 @@ read as `W[l]`. -/
 opaque layers {α : Type} [Inhabited α] (n : Nat) (init : α) (f : Nat → α → α) : α
 
 /-- `a ⬝ b` is `matmul a b` (precedence 70, like `*`). -/
-infixl:70 " ⬝ " => Tilesmith.matmul
+scoped infixl:70 " ⬝ " => Tilesmith.matmul
 /-- `aᵀ` is `transpose a`. -/
-postfix:max "ᵀ" => Tilesmith.transpose
+scoped postfix:max "ᵀ" => Tilesmith.transpose
 
 /-! Comparisons of tensors give boolean masks.  They overload Lean's own
-notations, which give a `Prop` (or a `Bool`) and need both sides of one type;
-where both readings could apply (`a ≠ b` with no expected type), Lean reports
-an ambiguity: give the mask to `select` or `cast` directly. -/
+notations, which give a `Prop` (or a `Bool`) and need both sides of one type,
+only where `open Tilesmith` is (they are `scoped`); there, where both
+readings could apply (`a ≠ b` on two tensors with no expected type), Lean
+reports an ambiguity: give the mask to `select` or `cast` directly. -/
 
 /-- `a < b`: a mask. -/
-infix:50 " < " => Tilesmith.Elementwise.lift2 Tilesmith.Op.lt
+scoped infix:50 " < " => Tilesmith.Elementwise.lift2 Tilesmith.Op.lt
 /-- `a ≤ b`: a mask. -/
-infix:50 " ≤ " => Tilesmith.Elementwise.lift2 Tilesmith.Op.le
+scoped infix:50 " ≤ " => Tilesmith.Elementwise.lift2 Tilesmith.Op.le
 /-- `a <= b`: a mask. -/
-infix:50 " <= " => Tilesmith.Elementwise.lift2 Tilesmith.Op.le
+scoped infix:50 " <= " => Tilesmith.Elementwise.lift2 Tilesmith.Op.le
 /-- `a > b`: a mask. -/
-infix:50 " > " => Tilesmith.Elementwise.lift2 Tilesmith.Op.gt
+scoped infix:50 " > " => Tilesmith.Elementwise.lift2 Tilesmith.Op.gt
 /-- `a ≥ b`: a mask. -/
-infix:50 " ≥ " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ge
+scoped infix:50 " ≥ " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ge
 /-- `a >= b`: a mask. -/
-infix:50 " >= " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ge
+scoped infix:50 " >= " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ge
 /-- `a == b`: a mask. -/
-infix:50 " == " => Tilesmith.Elementwise.lift2 Tilesmith.Op.eq
+scoped infix:50 " == " => Tilesmith.Elementwise.lift2 Tilesmith.Op.eq
 /-- `a ≠ b`: a mask. -/
-infix:50 " ≠ " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ne
+scoped infix:50 " ≠ " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ne
 /-- `a != b`: a mask. -/
-infix:50 " != " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ne
+scoped infix:50 " != " => Tilesmith.Elementwise.lift2 Tilesmith.Op.ne
 
 /-! ## The prelude
 
@@ -386,8 +395,12 @@ def linearBias {s t u : Shape} (x : Tensor s) (w : Tensor t) (b : Tensor u) :=
 def swiglu {s t u : Shape} (x : Tensor s) (wg : Tensor t) (wu : Tensor u) :=
   silu (x ⬝ wg) * (x ⬝ wu)
 
-/-- Embedding lookup: row `ids[t]` of `table`, for each `t`. -/
-def embed {V D T : Nat} (table : Tensor [V, D]) (ids : Index [T]) : Tensor [T, D] :=
+/-- Embedding lookup: row `ids[t]` of `table`, for each `t` (a table
+`[V, D]` and ids `[T]` give `[T, D]`).  The shapes are left generic so that
+Lean infers them from any argument, `embed (x ⬝ W) ids` included; the
+compiler checks them. -/
+def embed {s t : Shape} (table : Tensor s) (ids : Index t) :=
+  let T := size ids (dim := 0)
   gather table (reshape ids [T, 1]) (dim := 0)
 
 /-- Split the last dimension into `H` heads of size `Dh` and move heads before
@@ -401,8 +414,9 @@ def mergeHeads (B N H Dh : Nat) (x : Tensor [B, H, N, Dh]) : Tensor [B, N, H * D
 
 /-- Mean cross-entropy of `logits : [B, V]` against integer `targets : [B]`:
 the mean over rows of `logsumexp` of the row minus the target's logit.
-The result has shape `[1, 1]`. -/
-def crossEntropy {s : Shape} {B : Nat} (logits : Tensor s) (targets : Index [B]) : Tensor [1, 1] :=
+The result has shape `[1, 1]`.  (Shapes generic, as for `embed`.) -/
+def crossEntropy {s t : Shape} (logits : Tensor s) (targets : Index t) : Tensor [1, 1] :=
+  let B := size targets (dim := 0)
   let picked := gather logits (reshape targets [B, 1])
   mean (logsumexp logits - picked) (dim := 0)
 

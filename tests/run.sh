@@ -85,6 +85,7 @@ suite crosscheck python3 tests/crosscheck.py ./tilesmith
 suite sweep tests/train/sweep_check.sh ./tilesmith
 suite train-data tests/train/data_check.sh ./tilesmith
 suite rules tests/rules/run.sh
+suite lake tests/lake_check.sh ./tilesmith
 # emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and
 # compiled for capability 9.0 (Triton) when the pinned toolchain is there
 # (TOOLCHAIN_PYTHON, installed by tools/toolchain/install_here.sh; CI sets

@@ -300,15 +300,16 @@ static void check_fn(Emit *e) {
   }
   emit_printf(e, ")\n\n\n");
   emit_printf(e,
-              "def %scheck(fn, args, strict=True):\n"
+              "def %scheck(fn, args, strict=True, out=None):\n"
               "    \"\"\"args unchanged, once each is what this module was compiled for; else a\n"
               "    TypeError or ValueError from fn (\"run\" or \"reference\") naming the first bad\n"
               "    argument by its name in the Lean source.  Each argument must be a\n"
               "    torch.Tensor (TypeError) of exactly the compiled shape (ValueError); with\n"
               "    strict (run), also of exactly the dtype (TypeError), contiguous\n"
               "    (ValueError) and on the current CUDA device, where the kernels run\n"
-              "    (ValueError).  Devices are checked last, after everything else of every\n"
-              "    argument.  Nothing is cast, copied or reshaped.\"\"\"\n"
+              "    (ValueError).  out, when given (run()'s out=), must be all that with the\n"
+              "    output's shape and dtype.  Devices are checked last, after everything\n"
+              "    else of every argument.  Nothing is cast, copied or reshaped.\"\"\"\n"
               "    for (name, shape, dtype, why), x in zip(%sARGS, args):\n"
               "        arg = f\"{fn}(): argument '{name}'\"\n"
               "        if not isinstance(x, torch.Tensor):\n"
@@ -319,6 +320,16 @@ static void check_fn(Emit *e) {
               "            raise TypeError(f\"{arg} must have dtype {dtype} ({why}), got {x.dtype}\")\n"
               "        if strict and not x.is_contiguous():\n"
               "            raise ValueError(f\"{arg} must be contiguous, got strides {x.stride()} (use .contiguous())\")\n"
+              "    if out is not None:\n"
+              "        arg, shape, dtype = f\"{fn}(): %s=\", %s, %s\n"
+              "        if not isinstance(out, torch.Tensor):\n"
+              "            raise TypeError(f\"{arg} must be a torch.Tensor, got {type(out).__name__}\")\n"
+              "        if tuple(out.shape) != shape:\n"
+              "            raise ValueError(f\"{arg} must have the output's shape {shape}, got {tuple(out.shape)}\")\n"
+              "        if out.dtype != dtype:\n"
+              "            raise TypeError(f\"{arg} must have the output's dtype {dtype}, got {out.dtype}\")\n"
+              "        if not out.is_contiguous():\n"
+              "            raise ValueError(f\"{arg} must be contiguous, got strides {out.stride()}\")\n"
               "    cur = None\n"
               "    for (name, _, _, _), x in zip(%sARGS, args if strict else ()):\n"
               "        if x.device.type != \"cuda\":\n"
@@ -327,19 +338,27 @@ static void check_fn(Emit *e) {
               "            cur = torch.cuda.current_device()\n"
               "        if x.device.index != cur:\n"
               "            raise ValueError(f\"{fn}(): argument '{name}' must be on the current CUDA device cuda:{cur}, got {x.device}\")\n"
+              "    if out is not None and (out.device.type != \"cuda\" or out.device.index != torch.cuda.current_device()):\n"
+              "        raise ValueError(f\"{fn}(): %s= must be on the current CUDA device, got {out.device}\")\n"
               "    return args\n\n\n",
-              e->pre, e->pre, e->pre);
+              e->pre, e->pre, e->outkw, shape_tuple(e, &tp->output->shape, false), emit_torch_dtype(tp->output->dtype),
+              e->pre, e->outkw);
 }
 
 /* The body of fn (run or reference): check the arguments, then call the
    inside function, which takes them by the module's internal names; then
    the head of that function, whose body the caller writes. */
 static void check_then_inside(Emit *e, const char *fn, bool strict) {
+  bool out = strict; /* run() takes an output buffer */
   emit_printf(e, "    return %s%s(*%scheck(\"%s\", (", e->pre, fn, e->pre, fn);
   input_names(e, false);
-  emit_printf(e, "%s)%s))\n\n\n", e->tp->g->ninputs == 1 ? "," : "", strict ? "" : ", strict=False");
+  emit_printf(e, "%s)%s", e->tp->g->ninputs == 1 ? "," : "", strict ? "" : ", strict=False");
+  if (out) emit_printf(e, ", out=%s), %s", e->outkw, e->outkw);
+  else emit_printf(e, ")");
+  emit_printf(e, ")\n\n\n");
   emit_printf(e, "def %s%s(", e->pre, fn);
   input_names(e, true);
+  if (out) emit_printf(e, "%s%sout=None", e->tp->g->ninputs ? ", " : "", e->pre);
   emit_printf(e, "):\n    \"\"\"%s() once its arguments are checked, in the module's names for them.\"\"\"\n", fn);
 }
 
@@ -354,6 +373,7 @@ static void run_fn(Emit *e) {
   check_fn(e);
   emit_printf(e, "def run(");
   input_names(e, false);
+  emit_printf(e, "%s*, %s=None", g->ninputs ? ", " : "", e->outkw);
   emit_printf(e, "):\n    \"\"\"%s on the GPU: returns the output in %s, shape %s.\n\n",
               g->entry ? g->entry : "The entry", dtype_name(tp->dtype), shape_tuple(e, &tp->output->shape, false));
   emit_printf(e, "    Takes the entry's tensor arguments in declaration order, each exactly as\n"
@@ -373,6 +393,8 @@ static void run_fn(Emit *e) {
     emit_printf(e, "\n    A Lean name that is not a Python identifier is spelled in ASCII: ' ! ? as\n"
                    "    _prime _bang _qmark, subscripts as their digit or letter (W₁ as W1), Greek\n"
                    "    letters by name, other letters as _uXXXX; a Python keyword gains a _.\n");
+  emit_printf(e, "\n    %s=: a contiguous tensor of the output's shape and dtype on the device,\n"
+                 "    written in place and returned, instead of a new one.\n", e->outkw);
   emit_printf(e, "    \"\"\"\n");
   check_then_inside(e, "run", true);
   emit_printf(e, "    dev = torch.device(\"cuda\")\n");
@@ -387,12 +409,17 @@ static void run_fn(Emit *e) {
     if (b->role == GB_SCRATCH) /* split partials and accumulators start at their value */
       emit_printf(e, "    %s = torch.full(%s, %s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
                   py_float(e, b->init), emit_torch_dtype(b->dtype));
+    else if (b == tp->output) /* the caller's buffer, seen in the kernels' shape */
+      emit_printf(e, "    %s = torch.empty(%s, dtype=%s, device=dev) if %sout is None else %sout.view(%s)\n",
+                  e->gname[i], emit_shape_tuple(e, b), emit_torch_dtype(b->dtype), e->pre, e->pre,
+                  emit_shape_tuple(e, b));
     else
       emit_printf(e, "    %s = torch.empty(%s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
                   emit_torch_dtype(b->dtype));
   }
   for (int k = 0; k < tp->kernels.len; k++) e->t->launch(e, tp->kernels.data[k]);
-  emit_printf(e, "    return %s.reshape(%s)\n\n\n", e->gname[tp->output->id], shape_tuple(e, &tp->output->shape, false));
+  emit_printf(e, "    return %s.reshape(%s) if %sout is None else %sout\n\n\n", e->gname[tp->output->id],
+              shape_tuple(e, &tp->output->shape, false), e->pre, e->pre);
 }
 
 /* ---- torch.library ---- */
@@ -421,12 +448,14 @@ static void register_fn(Emit *e) {
               "    \"\"\"Register run() as the custom op torch.ops.<namespace>.%s (CUDA), with a\n"
               "    fake implementation that gives the output's shape %s and dtype %s\n"
               "    without computing: torch.compile traces through the op and CUDA graphs\n"
-              "    capture its launches.  Returns the op; calling it again returns the same op.\"\"\"\n"
+              "    capture its launches; and torch.ops.<namespace>.%s_out, which writes the\n"
+              "    result into its last argument (run()'s out=) and returns nothing.\n"
+              "    Returns the op; calling it again returns the same op.\"\"\"\n"
               "    global %sOP\n"
               "    if %sOP is None:\n\n"
               "        @torch.library.custom_op(f\"{namespace}::%s\", mutates_args=(), device_types=\"cuda\")\n"
               "        def op(",
-              opname, shape, dt, e->pre, e->pre, opname);
+              opname, shape, dt, opname, e->pre, e->pre, opname);
   for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s: torch.Tensor", i ? ", " : "", e->pname[i]);
   emit_printf(e, ") -> torch.Tensor:\n            return %srun(*%scheck(\"%s\", (", e->pre, e->pre, opname);
   input_names(e, false);
@@ -436,6 +465,16 @@ static void register_fn(Emit *e) {
     emit_printf(e, "            return args[0].new_empty(%s, dtype=%s)\n\n", shape, dt);
   else
     emit_printf(e, "            return torch.empty(%s, dtype=%s, device=\"cuda\")\n\n", shape, dt);
+  /* the out= variant: writes a given buffer, returns nothing */
+  emit_printf(e,
+              "        @torch.library.custom_op(f\"{namespace}::%s_out\", mutates_args=(\"%s\",), device_types=\"cuda\")\n"
+              "        def op_out(",
+              opname, e->outkw);
+  for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s: torch.Tensor, ", e->pname[i]);
+  emit_printf(e, "%s: torch.Tensor) -> None:\n            %srun(*%scheck(\"%s_out\", (", e->outkw, e->pre, e->pre, opname);
+  input_names(e, false);
+  emit_printf(e, "%s), out=%s), %s)\n\n", g->ninputs == 1 ? "," : "", e->outkw, e->outkw);
+  emit_printf(e, "        @op_out.register_fake\n        def _(*args):\n            return None\n\n");
   emit_printf(e, "        %sOP = op\n    return %sOP\n\n\n", e->pre, e->pre);
 }
 

@@ -150,6 +150,7 @@ bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynIn
   emit_printf(&e, ")  # their names in run()'s signature\n%sOUT = (", e.pre);
   dims(&e, &tp->output->shape);
   emit_printf(&e, ", %s)  # the output's dimensions and dtype\n", emit_torch_dtype(tp->output->dtype));
+  emit_printf(&e, "%sOUTKW = \"%s\"  # run()'s keyword for an output buffer\n", e.pre, e.outkw);
 
   /* run() and reference(): the Lean names as parameters, sizes= for the
      sizes no shape determines (named so no parameter is taken) */
@@ -163,7 +164,7 @@ bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynIn
   for (int w = 0; w < 2; w++) {
     emit_printf(&e, "\n\ndef %s(", what[w]);
     for (int i = 0; i < g->ninputs; i++) emit_printf(&e, "%s, ", e.pname[i]);
-    emit_printf(&e, "*, %s=None):\n", kw);
+    emit_printf(&e, "*, %s=None%s%s%s):\n", kw, w == 0 ? ", " : "", w == 0 ? e.outkw : "", w == 0 ? "=None" : "");
     if (w == 0)
       emit_printf(&e,
                   "    \"\"\"%s on the GPU at the sizes its arguments' shapes give (%s; %s=\n"
@@ -171,8 +172,9 @@ bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynIn
                   "    calls that module's run(), which takes contiguous tensors on the current\n"
                   "    CUDA device in the storage dtype (%s; int64 for Index tensors) and\n"
                   "    refuses anything else with TypeError or ValueError naming the argument.\n"
-                  "    A rank or a dimension that contradicts the others is a ValueError here.\n\n",
-                  in->entry, free, kw, dtype_name(tp->dtype));
+                  "    A rank or a dimension that contradicts the others is a ValueError here.\n"
+                  "    %s=: a tensor of the output's shape and dtype to write, as that run()'s.\n\n",
+                  in->entry, free, kw, dtype_name(tp->dtype), e.outkw);
     else
       emit_printf(&e,
                   "    \"\"\"The entry in plain PyTorch, float32, at the sizes the arguments' shapes\n"
@@ -190,7 +192,7 @@ bool emit_dynamic_module(FILE *out, const TileProgram *tp, Target t, const DynIn
     }
     emit_printf(&e, "    \"\"\"\n    return %scall(\"%s\", (", e.pre, what[w]);
     for (int i = 0; i < g->ninputs; i++) emit_printf(&e, "%s%s", e.pname[i], g->ninputs == 1 ? "," : ", ");
-    emit_printf(&e, "), %s)\n", kw);
+    emit_printf(&e, "), %s%s%s)\n", kw, w == 0 ? ", " : "", w == 0 ? e.outkw : "");
   }
   runtime(&e);
   return emit_end(&e, err, errlen);

@@ -113,6 +113,7 @@ struct Emit {
   const char **gname;       /* per global id: its Python name inside the module */
   const char **pname;       /* per graph input: run()'s and reference()'s parameter */
   const char *pre;          /* prefix of the helpers run() calls, no parameter's ("_ts_") */
+  const char *outkw;        /* run()'s keyword for an output buffer: "out", or "out_"... where a parameter is out */
   const Kernel *k;          /* the kernel being written */
   int64_t blk[2];           /* the block shape of the statement being written (Triton) */
   const TBuf *staged[16];   /* fragments read through a shared copy (TileLang) */

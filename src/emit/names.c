@@ -179,4 +179,8 @@ void emit_assign_names(Emit *e) {
     if (clash) pre = arena_printf(a, "_%s", pre);
   }
   e->pre = pre;
+  /* run()'s keyword-only output buffer: out, unless a parameter is named so */
+  const char *outkw = "out";
+  while (param_taken(e, outkw, ni)) outkw = arena_printf(a, "%s_", outkw);
+  e->outkw = outkw;
 }

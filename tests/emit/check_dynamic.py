@@ -182,6 +182,10 @@ def main():
             expect_error(f"{label}: storage-dtype CPU tensors reach its device check",
                          lambda: mod.run(*[torch.randn(s).to(t) for s, t in zip(sa, want)], sizes=extra),
                          ValueError, "CUDA device")
+            # out= goes through to the compiled module's run(), which checks it
+            expect_error(f"{label}: out= of a wrong shape reaches the compiled module's check of it",
+                         lambda: mod.run(*[torch.randn(s).to(t) for s, t in zip(sa, want)], sizes=extra,
+                                         out=torch.zeros(3, 1, 1)), ValueError, "out=", "shape")
             # register(): one op for every shape, fake shapes at two shapes
             try:
                 from torch._subclasses.fake_tensor import FakeTensorMode

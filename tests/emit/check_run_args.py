@@ -125,9 +125,15 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
     want = [torch.int64 if ix else DTYPES[dtype] for ix in index]
     good = [torch.zeros(s, dtype=t) for s, t in zip(shapes, want)]
 
+    outkw = "out"
+    while outkw in names:
+        outkw += "_"
     for fn in ("run", "reference"):
-        got = list(inspect.signature(getattr(mod, fn)).parameters)
-        report(got == names, f"{label}: {fn}() parameters are {names}", "" if got == names else f"got {got}")
+        sig = inspect.signature(getattr(mod, fn)).parameters
+        got = list(sig)
+        expect_names = names + [outkw] if fn == "run" else names
+        ok = got == expect_names and (fn != "run" or sig[outkw].kind == inspect.Parameter.KEYWORD_ONLY)
+        report(ok, f"{label}: {fn}() parameters are {expect_names}", "" if ok else f"got {got}")
 
     for p, (name, shape, dt) in enumerate(zip(lean, shapes, want)):
         def call(bad, p=p):
@@ -158,6 +164,25 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
             expect(f"{label}: reference() refuses '{name}' of shape {bad_shape}", lambda a=args: mod.reference(*a),
                    ValueError, [f"'{name}'", str(shape)])
 
+    # out=: an output buffer of the output's shape and dtype, checked like the
+    # arguments (devices last: a CPU out= reaches every other check first)
+    out_shape = tuple(nodes[graph["output"]]["shape"])
+    out_dt = DTYPES[dtype]
+    cases = [(torch.zeros(wrong_shape(out_shape) if len(out_shape) > 1 else (out_shape[0] + 1,) if out_shape else (2,),
+                          dtype=out_dt), ValueError, ["out", "shape"]),
+             (torch.zeros(out_shape, dtype=torch.float64), TypeError, ["out", "dtype"]),
+             ([0.0], TypeError, ["out", "torch.Tensor"])]
+    nc = non_contiguous(out_shape, out_dt) if len(out_shape) >= 1 else None
+    if nc is not None and not nc.is_contiguous():
+        cases.append((nc, ValueError, ["out", "contiguous"]))
+    for bad, exc, words in cases:
+        m = expect(f"{label}: run() refuses {outkw}= {type(bad).__name__} {getattr(bad, 'dtype', '')} "
+                   f"{tuple(getattr(bad, 'shape', ()))}", lambda b=bad: mod.run(*good, **{outkw: b}), exc,
+                   [outkw + "="] + words[1:])
+        messages.setdefault(f"out= {exc.__name__}", m)
+    expect(f"{label}: run() with a good CPU {outkw}= still refuses the CPU arguments for their device",
+           lambda: mod.run(*good, **{outkw: torch.zeros(out_shape, dtype=out_dt)}), ValueError, [f"'{lean[0]}'", "CUDA device"])
+
     # correct but on the CPU: every other check passes; the device is refused
     m = expect(f"{label}: run() refuses CPU tensors for their device", lambda: mod.run(*good), ValueError,
                [f"'{lean[0]}'", "CUDA device", "cpu"])
@@ -184,7 +209,10 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
         with FakeTensorMode():
             fake = [torch.empty(s, dtype=t, device="cuda") for s, t in zip(shapes, want)]
             fo = getattr(getattr(torch.ops, ns), entry)(*fake)
-        ok = again and tuple(fo.shape) == want_shape and fo.dtype == DTYPES[dtype] and fo.device.type == "cuda"
+            # the out= variant: mutates its last argument, returns nothing
+            none = getattr(getattr(torch.ops, ns), entry + "_out")(*fake, torch.empty(want_shape, dtype=DTYPES[dtype],
+                                                                                         device="cuda"))
+        ok = none is None and again and tuple(fo.shape) == want_shape and fo.dtype == DTYPES[dtype] and fo.device.type == "cuda"
         report(ok, f"{label}: register() makes torch.ops.{ns}.{entry}, its fake output {want_shape}",
                "" if ok else f"again={again} {fo.dtype} {tuple(fo.shape)} {fo.device}")
     except Exception as e:  # noqa: BLE001
