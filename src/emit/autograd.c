@@ -60,20 +60,31 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               "    return tuple(grads)\n\n\n",
               pre, pre);
   emit_printf(&e,
+              "def %son_cpu(args):\n"
+              "    return all(a.device.type == \"cpu\" for a in args if isinstance(a, torch.Tensor))\n\n\n"
               "class Function(torch.autograd.Function):\n"
               "    \"\"\"run() with a backward pass: the gradients of every real argument from\n"
               "    the backward module's kernels (which recompute the forward's\n"
-              "    intermediates from the saved arguments).  Index arguments get none.\"\"\"\n\n"
+              "    intermediates from the saved arguments).  Index arguments get none.\n"
+              "    On CPU tensors (any real dtype: float64 for torch.autograd.gradcheck) both\n"
+              "    passes are the modules' references instead: the gradient graph that the\n"
+              "    backward kernels compute, checked without a GPU.\"\"\"\n\n"
               "    @staticmethod\n"
               "    def forward(ctx, *args):\n"
+              "        if %son_cpu(args):\n"
+              "            args = %scheck(\"apply\", args, strict=False)\n"
+              "            ctx.save_for_backward(*args)\n"
+              "            return %sreference(*args)\n"
               "        args = %scheck(\"apply\", args)\n"
               "        ctx.save_for_backward(*args)\n"
               "        return %srun(*args)\n\n"
               "    @staticmethod\n"
               "    def backward(ctx, gy):\n"
               "        args = ctx.saved_tensors\n"
+              "        if %son_cpu(args):\n"
+              "            return %scut(%sbackward_module().reference(*args, gy), len(args))\n"
               "        return %scut(%sbackward_module().run(*args, gy.to(%s).contiguous()), len(args))\n\n\n",
-              pre, pre, pre, pre, odt);
+              pre, pre, pre, pre, pre, pre, pre, pre, pre, pre, pre, odt);
   emit_printf(&e,
               "%sAUTOGRAD = None\n\n\n"
               "def register_autograd(namespace=\"tilesmith\"):\n"

@@ -531,15 +531,15 @@ static void ref_node(Emit *e, const Node *n) {
   switch (n->op) {
   case OP_INPUT:
     emit_printf(e, "%s.to(device=dev, dtype=%s).reshape(%s)", e->gname[tp->of_node[n->id]->id],
-                n->kind == EK_REAL ? "torch.float32" : n->kind == EK_INT ? "torch.int64" : "torch.bool",
+                n->kind == EK_REAL ? "ft" : n->kind == EK_INT ? "torch.int64" : "torch.bool",
                 shape_tuple(e, &n->shape, false));
     break;
   case OP_CONST:
     if (n->kind == EK_INT) emit_printf(e, "torch.tensor(%lld, device=dev)", (long long)n->value);
-    else emit_printf(e, "torch.tensor(%s, dtype=torch.float32, device=dev)", py_float(e, n->value));
+    else emit_printf(e, "torch.tensor(%s, dtype=ft, device=dev)", py_float(e, n->value));
     break;
   case OP_IOTA: emit_printf(e, "torch.arange(%lld, device=dev)", (long long)n->shape.d[0].n); break;
-  case OP_CAST: emit_printf(e, "v%d.to(torch.float32)", IN(0)); break;
+  case OP_CAST: emit_printf(e, "v%d.to(ft)", IN(0)); break;
   case OP_PERMUTE:
     emit_printf(e, "v%d.permute(", IN(0));
     for (int d = 0; d < n->shape.rank; d++) emit_printf(e, "%s%d", d ? ", " : "", n->perm[d]);
@@ -614,13 +614,20 @@ static void reference_fn(Emit *e) {
   const Graph *g = tp->g;
   emit_printf(e, "def reference(");
   input_names(e, false);
-  emit_printf(e, "):\n    \"\"\"The entry in plain PyTorch, float32 (int64 for indices), one statement per\n"
-                 "    node of tilesmith's graph; returns float32.  Takes run()'s arguments by the\n"
-                 "    same names, checked for type and shape only (any dtype, any device).\"\"\"\n");
+  emit_printf(e, "):\n    \"\"\"The entry in plain PyTorch, float32 (float64 if a real argument is\n"
+                 "    float64; int64 for indices), one statement per node of tilesmith's graph;\n"
+                 "    returns that type, on the first argument's device.  Takes run()'s arguments\n"
+                 "    by the same names, checked for type and shape only (any dtype, any device).\"\"\"\n");
   check_then_inside(e, "reference", false);
-  emit_printf(e, "    dev = torch.device(\"cuda\") if torch.cuda.is_available() else torch.device(\"cpu\")\n");
+  if (g->ninputs) /* where the arguments are */
+    emit_printf(e, "    dev = %s.device\n", e->gname[tp->of_node[g->inputs[0]->id]->id]);
+  else
+    emit_printf(e, "    dev = torch.device(\"cuda\") if torch.cuda.is_available() else torch.device(\"cpu\")\n");
+  emit_printf(e, "    ft = torch.float64 if any(a.dtype == torch.float64 for a in (");
+  input_names(e, true);
+  emit_printf(e, "%s)) else torch.float32\n", g->ninputs == 1 ? "," : "");
   for (int i = 0; i < g->nnodes; i++) ref_node(e, g->nodes[i]);
-  emit_printf(e, "    return v%d.to(torch.float32)\n\n\n", g->output->id);
+  emit_printf(e, "    return v%d.to(ft)\n\n\n", g->output->id);
 }
 
 /* ---- __main__ ---- */

@@ -107,7 +107,7 @@ static const char *py_spelling(Arena *a, const char *lean) {
 
 /* Names the kernels and the module's own code use: no global may take one. */
 static const char *py_reserved[] = {
-    "float", "int", "len", "range", "min", "max", "abs", "pow", "sum", "print", "sys", "dev", "libdevice", "INF",
+    "float", "int", "len", "range", "min", "max", "abs", "pow", "sum", "print", "sys", "dev", "ft", "libdevice", "INF",
     "NAN", "out_idx", "statistics", "tensors", "args", "ref", "res", "compare", "bench", "random_inputs", "RTOL",
     "ATOL", "gen", "PRIM_FUNCS", "TRITON_KERNELS", "TARGET", "_COMPILED", "compiled_kernel", "main", "run",
     "reference", "torch", "triton", "tl", "T", "tilelang", "compile_only", "register", "i", "j", "k", "bx", "by", "bz", "_zero", "_mask"};

@@ -3,7 +3,8 @@
  * types.  Index arithmetic folds constants as it is built (x*1, x+0, 0*x,
  * constant operands), so the printed and emitted index expressions stay as
  * short as the lowering can make them.  A real division by a constant
- * becomes a product with its reciprocal (sx_op).
+ * becomes a product with its reciprocal (sx_op); real constants combine
+ * where float32 arithmetic on them is exact.
  */
 #include <float.h>
 #include <math.h>
@@ -204,6 +205,16 @@ SExpr *sx_op(Arena *a, Op op, ElemKind ek, SExpr **args, int n) {
       SExpr *m[2] = {args[0], sx_real(a, r)};
       return sx_op(a, OP_MUL, ek, m, 2);
     }
+  }
+  /* k1 + k2, k1 - k2, k1 * k2 of two real constants, where the kernel's
+     float32 arithmetic is exact: both are float32 numbers and so is the
+     result (1.0 + 0.0, which gradients leave where select(x == x, 0, 0)
+     folded; Triton's LLVM spent minutes on a kernel full of them).  No
+     NaN, and signed zeros as IEEE arithmetic gives them */
+  if ((op == OP_ADD || op == OP_SUB || op == OP_MUL) && n == 2 && ek == EK_REAL && args[0]->kind == SX_REAL &&
+      args[1]->kind == SX_REAL) {
+    double x = args[0]->f, y = args[1]->f, v = op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y;
+    if (v == v && (double)(float)x == x && (double)(float)y == y && (double)(float)v == v) return sx_real(a, v);
   }
   /* select(c, k, k) for one real constant k (bit for bit: 0.0 and -0.0
      stay apart, as do NaNs of different payloads): k.  Gradients stretch

@@ -15,6 +15,8 @@ with `opt --grad` and checks that
   Triton backward modules run in Triton's CPU interpreter
   (tests/emit/interpret.py), and every kernel of both targets builds for
   sm_90a (--compile-only; TileLang for the programs in TILELANG_CASES);
+- apply() on float64 CPU tensors (both modules' references) passes
+  torch.autograd.gradcheck;
 - apply() exists with run()'s parameters, register_autograd() makes the
   op whose gradients (on meta tensors: the fake implementations) come
   through the backward module's op in the arguments' shapes, and --grad
@@ -81,7 +83,8 @@ def main():
             report(fans[0] == fans[1][:len(fans[0])] and len(fans[1]) == len(fans[0]),
                    f"{label}: both modules' random_inputs() give each weight its forward fan-in {fans[0]}",
                    f"backward {fans[1]}")
-            names = list(inspect.signature(fwd.run).parameters)
+            names = [n for n, p in inspect.signature(fwd.run).parameters.items()
+                     if p.kind != inspect.Parameter.KEYWORD_ONLY]  # not out=
             report(list(inspect.signature(fwd.apply).parameters) == names, f"{label}: apply() takes run()'s parameters")
             torch.manual_seed(1)
             args = []
@@ -112,6 +115,18 @@ def main():
                        f"diff {diff}, real arguments {real}, {at} of {flat.numel()} elements")
             except Exception as e:  # noqa: BLE001
                 report(False, f"{label}: gradients", f"{type(e).__name__}: {str(e)[-600:]}")
+            # apply() on CPU tensors runs both modules' references: in float64,
+            # torch.autograd.gradcheck of the whole path (Function, the backward
+            # graph, the flat vector cut per argument) against finite differences
+            if target == "triton":
+                try:
+                    torch.manual_seed(2)
+                    a64 = [a.detach().to(torch.float64).requires_grad_(True) if a.dtype != torch.int64 else a
+                           for a in args]
+                    ok = torch.autograd.gradcheck(fwd.apply, tuple(a64), fast_mode=True, atol=1e-6, rtol=1e-4)
+                    report(ok, f"{label}: torch.autograd.gradcheck of apply() in float64 on the CPU (the references)")
+                except Exception as e:  # noqa: BLE001
+                    report(False, f"{label}: gradcheck of apply()", f"{type(e).__name__}: {str(e)[-600:]}")
             # register_autograd(): the op differentiates through the backward
             # module's op; on meta tensors the fake implementations run, so the
             # plumbing (saved arguments, the flat vector cut) is checked here

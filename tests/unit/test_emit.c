@@ -80,7 +80,7 @@ static const char *run_body(const char *m) {
 
 static void check_common(const TileProgram *tp, const char *m, const char *first) {
   char want[128];
-  snprintf(want, sizeof want, "\ndef run(%s, w):", first);
+  snprintf(want, sizeof want, "\ndef run(%s, w, *, out=None):", first);
   CHECK(strstr(m, want) != NULL);
   snprintf(want, sizeof want, "\ndef reference(%s, w):", first);
   CHECK(strstr(m, want) != NULL);
@@ -101,7 +101,7 @@ static void check_common(const TileProgram *tp, const char *m, const char *first
   size_t n = end ? (size_t)(end - body) : strlen(body);
   char *run_text = strndup(body, n);
   REQUIRE(run_text);
-  CHECK(count(m, "\ndef _ts_check(fn, args, strict=True):") == 1);
+  CHECK(count(m, "\ndef _ts_check(fn, args, strict=True, out=None):") == 1);
   CHECK(strstr(run_text, "return _ts_run(*_ts_check(\"run\", (") != NULL);
   CHECK(strstr(run_text, ".to(device=") == NULL);
   CHECK(strstr(run_text, ".contiguous()") == NULL);
@@ -109,7 +109,7 @@ static void check_common(const TileProgram *tp, const char *m, const char *first
   CHECK(strstr(m, want) != NULL);
   free(run_text);
   /* the reference reads the graph's output node */
-  snprintf(want, sizeof want, "return v%d.to(torch.float32)", tp->g->output->id);
+  snprintf(want, sizeof want, "return v%d.to(ft)", tp->g->output->id);
   CHECK(strstr(m, want) != NULL);
 }
 
@@ -184,9 +184,9 @@ TEST(emit_renames_clashing_globals) {
     char *m = emit_str(tp, t ? TARGET_TRITON : TARGET_TILELANG, &ok, err, sizeof err);
     CHECK(ok);
     /* renamed inside, not in run()'s or reference()'s signature */
-    CHECK(strstr(m, "\ndef run(acc, w):") != NULL);
+    CHECK(strstr(m, "\ndef run(acc, w, *, out=None):") != NULL);
     CHECK(strstr(m, "\ndef reference(acc, w):") != NULL);
-    CHECK(strstr(m, "\ndef _ts_run(acc_g1, w):") != NULL);
+    CHECK(strstr(m, "\ndef _ts_run(acc_g1, w, _ts_out=None):") != NULL);
     CHECK(strstr(m, "(\"acc\", (4, 8), torch.bfloat16,") != NULL); /* errors name `acc` */
     free(m);
   }
@@ -217,7 +217,7 @@ TEST(emit_spells_lean_names_for_python) {
     char err[256] = "", want[320];
     char *m = emit_str(tp, t ? TARGET_TRITON : TARGET_TILELANG, &ok, err, sizeof err);
     CHECK(ok);
-    snprintf(want, sizeof want, "\ndef run(%s):", sig);
+    snprintf(want, sizeof want, "\ndef run(%s, *, out=None):", sig);
     CHECK(strstr(m, want) != NULL);
     snprintf(want, sizeof want, "\ndef reference(%s):", sig);
     CHECK(strstr(m, want) != NULL);

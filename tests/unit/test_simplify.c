@@ -113,3 +113,22 @@ TEST(select_of_one_constant_folds) {
   CHECK(diff->kind == SX_OP);
   arena_free(a);
 }
+
+/* Real constants combine where float32 arithmetic on them is exact, and only
+   there: 1.0 + 0.0 is 1.0, -0.0 + -0.0 stays -0.0 (IEEE), 0.1 + 0.2 (not
+   float32 numbers) and 1e30 * 1e30 (inf in float32, not in double's exact
+   sense of the kernel) are left to the kernel, x + 0.0 of a variable too. */
+TEST(real_constants_fold_only_when_exact) {
+  Arena *a = arena_new();
+  SExpr *one = sx_op(a, OP_ADD, EK_REAL, (SExpr *[]){sx_real(a, 1.0), sx_real(a, 0.0)}, 2);
+  CHECK(one->kind == SX_REAL && one->f == 1.0);
+  SExpr *nz = sx_op(a, OP_ADD, EK_REAL, (SExpr *[]){sx_real(a, -0.0), sx_real(a, -0.0)}, 2);
+  CHECK(nz->kind == SX_REAL && nz->f == 0.0 && signbit(nz->f));
+  SExpr *inexact = sx_op(a, OP_ADD, EK_REAL, (SExpr *[]){sx_real(a, 0.1), sx_real(a, 0.2)}, 2);
+  CHECK(inexact->kind == SX_OP);
+  SExpr *big = sx_op(a, OP_MUL, EK_REAL, (SExpr *[]){sx_real(a, 1e30), sx_real(a, 1e30)}, 2);
+  CHECK(big->kind == SX_OP);
+  SExpr *var = sx_op(a, OP_ADD, EK_REAL, (SExpr *[]){sx_var(a, TV_I), sx_real(a, 0.0)}, 2);
+  CHECK(var->kind == SX_OP);
+  arena_free(a);
+}
