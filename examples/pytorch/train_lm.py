@@ -229,7 +229,7 @@ def main():
     path = build(args, sz)
     lm = load(path, "lm")
     t0 = time.time()
-    if lm.warm(args.workers) or lm._ts_backward_module().warm(args.workers):
+    if lm.warm(args.workers, timeout=900) or lm._ts_backward_module().warm(args.workers, timeout=900):
         sys.exit("train_lm: a kernel did not compile")
     print(f"compiled the kernels of both modules with {args.workers} processes in {time.time() - t0:.1f} s",
           flush=True)

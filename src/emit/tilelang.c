@@ -631,6 +631,7 @@ static void tl_extras(Emit *e) {
               "def %swarm_part(part, parts):\n"
               "    \"\"\"warm()'s worker: compile kernels part, part + parts, ... for this GPU.\"\"\"\n"
               "    for name in list(PRIM_FUNCS)[part::parts]:\n"
+              "        print(f\"compiling {name}\", flush=True)\n"
               "        compiled_kernel(name)\n"
               "    return 0\n\n\n",
               e->pre);

@@ -552,6 +552,7 @@ static void tr_extras(Emit *e) {
               "    ptr = {\"*bf16\": torch.bfloat16, \"*fp16\": torch.float16, \"*fp32\": torch.float32,\n"
               "           \"*i64\": torch.int64, \"*i32\": torch.int32, \"*i1\": torch.bool}\n"
               "    for fn, sig, grid, warps, stages in TRITON_KERNELS[part::parts]:\n"
+              "        print(f\"compiling {fn.__name__}\", flush=True)\n"
               "        # the launch's options, so that the cache key is run()'s\n"
               "        fn.warmup(*[ptr[t] for t in sig.values()], grid=grid, num_warps=warps,\n"
               "                  **({\"num_stages\": stages} if stages else {}))\n"
