@@ -215,7 +215,10 @@ static void tr_tile(Emit *e, const SExpr *x) {
   if (x->nidx == 1) {
     if (at_var(x->idx[0], TV_I)) emit_printf(e, "%s[:, None]", bn);
     else if (at_var(x->idx[0], TV_J)) emit_printf(e, "%s[None, :]", bn);
-    else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1) emit_printf(e, "tl.reshape(%s, (1, 1))", bn);
+    /* (not tl.reshape to (1, 1): Triton 3.6's LLVM spent minutes in its SLP
+       vectorizer on a 1x8192 row that read four such scalars, and builds it
+       in a second with the expand_dims) */
+    else if (at_zero(x->idx[0]) && b->shape.d[0].n == 1) emit_printf(e, "%s[:, None]", bn);
     else ok = false;
   } else {
     bool r = at_var(x->idx[0], TV_I) || (at_zero(x->idx[0]) && b->shape.d[0].n == 1);
