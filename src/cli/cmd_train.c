@@ -98,13 +98,12 @@ void train_opts(const Opts *o, TrainOpts *to_) {
                   .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = o->wd,
                   .warmup = o->warmup, .clip = o->clip, .seed = o->seed, .log_every = o->log_every ? o->log_every : 10,
                   .init_dir = o->init_dir, .save_dir = o->save_dir};
-  const char *opt = o->optimizer ? o->optimizer : "adamw";
-  to.opt = !strcmp(opt, "sgd") ? TOPT_SGD : !strcmp(opt, "lion") ? TOPT_LION : !strcmp(opt, "muon") ? TOPT_MUON : TOPT_ADAMW;
+  to.opt = TOPT_ADAMW; /* main.c checked the names */
+  if (o->optimizer) train_optimizer_parse(o->optimizer, &to.opt);
   if (to.opt == TOPT_LION) to.beta2 = 0.99;
   if (to.opt == TOPT_MUON) to.momentum = 0.95;
-  const char *sc = o->lr_schedule ? o->lr_schedule : "constant";
-  to.sched = !strcmp(sc, "cosine") ? TSCHED_COSINE : !strcmp(sc, "linear") ? TSCHED_LINEAR : !strcmp(sc, "wsd") ? TSCHED_WSD
-                                                                                                      : TSCHED_CONSTANT;
+  to.sched = TSCHED_CONSTANT;
+  if (o->lr_schedule) train_schedule_parse(o->lr_schedule, &to.sched);
   *to_ = to;
 }
 

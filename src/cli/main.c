@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../grad/grad.h"
+#include "../train/train.h"
 #include "cli.h"
 
 
@@ -759,14 +760,14 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v || (strcmp(v, "sp") && strcmp(v, "derived"))) return usage_error("--param needs sp or derived");
       o->param_derived = !strcmp(v, "derived");
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--lr-schedule", &m)) || m)) {
-      if (!v || (strcmp(v, "constant") && strcmp(v, "cosine") && strcmp(v, "linear") && strcmp(v, "wsd")))
-        return usage_error("--lr-schedule needs constant, cosine, linear or wsd");
+      TrainSchedule sc;
+      if (!train_schedule_parse(v, &sc)) return usage_error("--lr-schedule needs %s", train_schedule_list());
       o->lr_schedule = v;
     } else if (trains(cur_cmd) && (num = number_opt(o, argc, argv, &i)) >= 0) {
       if (num) return num;
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--optimizer", &m)) || m)) {
-      if (!v || (strcmp(v, "sgd") && strcmp(v, "adamw") && strcmp(v, "lion") && strcmp(v, "muon")))
-        return usage_error("--optimizer needs sgd, adamw, lion or muon");
+      TrainOptimizer to;
+      if (!train_optimizer_parse(v, &to)) return usage_error("--optimizer needs %s", train_optimizer_list());
       o->optimizer = v;
     } else if ((cur_cmd->run == cmd_hparams || trains(cur_cmd)) && ((v = opt_value(argc, argv, &i, "--width", &m)) || m)) {
       if (!v) return usage_error("--width needs SYM[=BASE] (the width symbol and its base size)");

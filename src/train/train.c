@@ -18,6 +18,7 @@
  */
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +44,38 @@ const char *train_schedule_name(TrainSchedule s) {
   case TSCHED_WSD: return "wsd";
   }
   return "?";
+}
+
+bool train_optimizer_parse(const char *s, TrainOptimizer *o) {
+  for (int i = 0; i <= TOPT_LAST; i++)
+    if (s && !strcmp(s, train_optimizer_name((TrainOptimizer)i))) return *o = (TrainOptimizer)i, true;
+  return false;
+}
+
+bool train_schedule_parse(const char *s, TrainSchedule *sc) {
+  for (int i = 0; i <= TSCHED_LAST; i++)
+    if (s && !strcmp(s, train_schedule_name((TrainSchedule)i))) return *sc = (TrainSchedule)i, true;
+  return false;
+}
+
+/* "a, b, c or d" of names(0..last), in buf */
+static const char *name_list(char *buf, size_t n, int last, const char *(*name)(int)) {
+  buf[0] = 0;
+  for (int i = 0; i <= last; i++)
+    snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i == 0 ? "" : i == last ? " or " : ", ", name(i));
+  return buf;
+}
+static const char *opt_name_i(int i) { return train_optimizer_name((TrainOptimizer)i); }
+static const char *sched_name_i(int i) { return train_schedule_name((TrainSchedule)i); }
+
+const char *train_optimizer_list(void) {
+  static char buf[128];
+  return name_list(buf, sizeof buf, TOPT_LAST, opt_name_i);
+}
+
+const char *train_schedule_list(void) {
+  static char buf[128];
+  return name_list(buf, sizeof buf, TSCHED_LAST, sched_name_i);
 }
 
 static double now_s(void) {

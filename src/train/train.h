@@ -23,8 +23,16 @@
 
 typedef enum { TOPT_SGD, TOPT_ADAMW, TOPT_LION, TOPT_MUON } TrainOptimizer;
 typedef enum { TSCHED_CONSTANT, TSCHED_COSINE, TSCHED_LINEAR, TSCHED_WSD } TrainSchedule;
+#define TOPT_LAST TOPT_MUON
+#define TSCHED_LAST TSCHED_WSD
 const char *train_optimizer_name(TrainOptimizer o);
 const char *train_schedule_name(TrainSchedule s);
+/* The enum value named s (false if none), and the names as a usage message
+   lists them ("sgd, adamw, lion or muon"). */
+bool train_optimizer_parse(const char *s, TrainOptimizer *o);
+bool train_schedule_parse(const char *s, TrainSchedule *sc);
+const char *train_optimizer_list(void);
+const char *train_schedule_list(void);
 
 typedef struct TrainOpts {
   int64_t steps;
