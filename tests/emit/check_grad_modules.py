@@ -157,6 +157,24 @@ def main():
                                    capture_output=True, text=True)
                 report(r.returncode == 0, f"{label}: the backward kernels in Triton's interpreter against their "
                                           f"reference: {r.stdout.strip()[-120:]}", r.stderr[-400:])
+    # bench/kernel_bisect.py (the GPU's kernel-by-kernel check) in Triton's
+    # interpreter: the transformer block's float32 backward module passes, and
+    # with one exp planted wrong it names the first kernel that uses it
+    bmod = os.path.join(tmp, "transformerBlock_triton_f32_backward.py")
+    if os.path.exists(bmod):
+        bis = [sys.executable, os.path.join(ROOT, "bench/kernel_bisect.py"), "--cpu"]
+        r = subprocess.run(bis + [bmod], capture_output=True, text=True)
+        report(r.returncode == 0 and "every temporary matches" in r.stdout,
+               "kernel_bisect.py --cpu: every temporary of the block's backward matches", (r.stdout + r.stderr)[-400:])
+        src = open(bmod).read()
+        at = src.index("tl.exp(")
+        planted = os.path.join(tmp, "planted_backward.py")
+        open(planted, "w").write(src[:at] + "tl.exp(1.01 * " + src[at + len("tl.exp("):])
+        kern = src.rfind("\ndef ", 0, at)
+        name = src[kern + 5:src.index("(", kern)]
+        r = subprocess.run(bis + [planted], capture_output=True, text=True)
+        report(r.returncode == 1 and f"written by {name}" in r.stdout,
+               f"kernel_bisect.py --cpu: an exp planted wrong in {name} is named", r.stdout[-400:])
     r = subprocess.run([BIN, "opt", os.path.join(ROOT, "examples/softmax.lean"), "--entry", "rowSoftmax", "--grad",
                         "--target", "triton", "-o", os.path.join(tmp, "x.py")], capture_output=True, text=True)
     report(r.returncode == 2 and "--grad needs concrete sizes" in r.stderr, "--grad over free sizes is a usage error",
