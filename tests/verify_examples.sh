@@ -6,10 +6,7 @@
 # input kinds always run once each.  VERIFY_DTYPE (default bf16) is the
 # storage type.  Without file arguments it also runs `verify --grad` (the
 # backward pass opt --grad writes) on the examples at the training sizes of
-# bench/prepare_grad.sh and on the transformer LM of examples/pytorch
-# (the MLP classifier at B=64, D=64: at prepare_grad.sh's B=256, D=256 both
-# sizes change its backward plan's structure, so no shrunken instance
-# carries it over and verify has nothing to check).
+# bench/prepare_grad.sh and on the transformer LM of examples/pytorch.
 # usage: tests/verify_examples.sh ./tilesmith [examples/*.lean ...]
 set -u
 bin=${1:-./tilesmith}
@@ -55,7 +52,7 @@ examples/rmsnorm_matmul.lean rmsnormMatmul M=4096,K=4096,N=4096
 examples/swiglu_mlp.lean swigluMlp M=2048,D=1024,F=2816
 examples/linear_cross_entropy.lean linearCrossEntropy M=1024,D=1024,V=8192
 examples/transformer_block.lean transformerBlock B=2,N=512,D=512,H=8,F=1408
-examples/mlp_classifier.lean residualMlpLoss B=64,I=64,D=64,L=4,C=10
+examples/mlp_classifier.lean residualMlpLoss B=256,I=64,D=256,L=4,C=10
 examples/transformer_lm.lean transformerLMLoss B=16,N=128,V=256,D=256,H=4,F=704,L=4
 CASES
 fi

@@ -9,6 +9,7 @@
  * search (search.c) edits plans by moving stored nodes between kernels.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
@@ -59,7 +60,18 @@ Plan *plan_naive(Graph *g, DType dt) {
    sizes, from the outputs down: same ops, attributes and operand
    structure; map[a node] = its b node.  Several a nodes may meet in one b
    node (equal sizes make hash-consing share a constant). */
+static bool commutes(Op op) {
+  return op == OP_ADD || op == OP_MUL || op == OP_MAX || op == OP_MIN || op == OP_EQ || op == OP_NE;
+}
+
 static bool match(const Graph *a, const Graph *b, const Node *x, const Node *y, int *map, char *why, size_t n) {
+  /* a constant is written into the kernels that read it, never planned: one
+     shared at these sizes and not at others (B = D = 256 makes the two
+     means' divisors one node) still matches */
+  if (x->op == OP_CONST && y->op == OP_CONST && x->kind == y->kind && x->shape.rank == y->shape.rank) {
+    if (map[x->id] < 0) map[x->id] = y->id;
+    return true;
+  }
   if (map[x->id] >= 0) {
     if (map[x->id] == y->id) return true;
     snprintf(why, n, "node %%%d meets two nodes at these sizes", x->id);
@@ -73,6 +85,21 @@ static bool match(const Graph *a, const Graph *b, const Node *x, const Node *y, 
     return false;
   }
   map[x->id] = y->id;
+  if (x->nin == 2 && commutes(x->op)) {
+    /* the builders order a commutative op's operands by node id, which
+       other sizes can change: the other order too, from the same map */
+    size_t bytes = sizeof(int) * (size_t)a->nnodes;
+    int *saved = malloc(bytes);
+    if (saved) memcpy(saved, map, bytes);
+    if (match(a, b, x->in[0], y->in[0], map, why, n) && match(a, b, x->in[1], y->in[1], map, why, n)) {
+      free(saved);
+      return true;
+    }
+    if (!saved) return false;
+    memcpy(map, saved, bytes);
+    free(saved);
+    return match(a, b, x->in[0], y->in[1], map, why, n) && match(a, b, x->in[1], y->in[0], map, why, n);
+  }
   for (int k = 0; k < x->nin; k++)
     if (!match(a, b, x->in[k], y->in[k], map, why, n)) return false;
   return true;
