@@ -122,8 +122,13 @@ def init_params(sz, seed):
     return [torch.nn.Parameter(p[k].cuda()) for k in PARAMS]
 
 
+def wide(t):
+    """t in float32 at least (bfloat16 autocast computes norms and the loss wider)."""
+    return t if t.dtype == torch.float64 else t.float()
+
+
 def rmsnorm(x, g):
-    x32 = x.float()
+    x32 = wide(x)
     return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * g
 
 
@@ -144,7 +149,7 @@ def torch_loss(sz, ids, targets, params):
         h = rmsnorm(x, G2[layer])
         x = x + (F.silu(h @ Wg[layer]) * (h @ Wu[layer])) @ Wd[layer]
     logits = rmsnorm(x, Gf) @ Wout
-    return F.cross_entropy(logits.float().reshape(B * N, -1), targets.reshape(-1))
+    return F.cross_entropy(wide(logits).reshape(B * N, -1), targets.reshape(-1))
 
 
 def lr_at(step, lr):

@@ -175,6 +175,28 @@ def main():
         r = subprocess.run(bis + [planted], capture_output=True, text=True)
         report(r.returncode == 1 and f"written by {name}" in r.stdout,
                f"kernel_bisect.py --cpu: an exp planted wrong in {name} is named", r.stdout[-400:])
+    # examples/pytorch/train_lm.py's PyTorch model is the Lean model: its loss
+    # and gradients against the LM module's reference() (float64, CPU)
+    lm = os.path.join(tmp, "lm.py")
+    sz = {"B": 2, "N": 8, "V": 256, "D": 16, "H": 2, "F": 24, "L": 2}
+    r = subprocess.run([BIN, "opt", os.path.join(ROOT, "examples/transformer_lm.lean"), "--entry", "transformerLMLoss",
+                        "--size", ",".join(f"{k}={v}" for k, v in sz.items()), "--dtype", "f32", "--target", "triton",
+                        "-o", lm], capture_output=True, text=True)
+    try:
+        sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
+        import train_lm  # noqa: E402
+        mod = load(lm, "lm_ref")
+        torch.manual_seed(3)
+        ids, tg = torch.randint(0, 256, (2, 8)), torch.randint(0, 256, (2, 8))
+        ps = [(torch.randn(shape, dtype=torch.float64) * 0.3).requires_grad_(True) for _, shape, _, _ in mod._ts_ARGS[2:]]
+        a, b = mod.reference(ids, tg, *ps).sum(), train_lm.torch_loss(sz, ids, tg, ps)
+        ga, gb = torch.autograd.grad(a, ps), torch.autograd.grad(b, ps)
+        err = max(((x - y).norm() / y.norm()).item() for x, y in zip(ga, gb))
+        report(r.returncode == 0 and abs(a.item() - b.item()) < 1e-9 * abs(b.item()) and err < 1e-9,
+               f"examples/pytorch/train_lm.py's model is transformerLMLoss (loss {b.item():.6f}, gradients within {err:.1e})",
+               f"reference {a.item()}, train_lm {b.item()}")
+    except Exception as e:  # noqa: BLE001
+        report(False, "examples/pytorch/train_lm.py's model against the module's reference", f"{type(e).__name__}: {e}")
     r = subprocess.run([BIN, "opt", os.path.join(ROOT, "examples/softmax.lean"), "--entry", "rowSoftmax", "--grad",
                         "--target", "triton", "-o", os.path.join(tmp, "x.py")], capture_output=True, text=True)
     report(r.returncode == 2 and "--grad needs concrete sizes" in r.stderr, "--grad over free sizes is a usage error",
