@@ -117,6 +117,8 @@ int entry_bindings(Session *s, Opts *o, SizeArg *out, int max);
 TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out);
 /* --dtype (bf16 by default) into *dt; false (a usage error printed) if unknown. */
 bool opts_dtype(const Opts *o, DType *dt);
+/* The --size bindings as modules and manifests write them: "B=2,N=8". */
+const char *sizes_text(Arena *a, const Opts *o);
 
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_tune(Opts *o);     /* cmd_tune.c */

@@ -45,14 +45,6 @@ static bool write_module(const char *path, const TileProgram *tp, Target target,
   return ok;
 }
 
-/* The --size bindings as the module's header writes them: "B=2,N=8". */
-static const char *sizes_text(Arena *a, const Opts *o) {
-  char *sizes = arena_strdup(a, "");
-  for (int i = 0; i < o->nsizes; i++)
-    sizes = arena_printf(a, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
-  return sizes;
-}
-
 /* ---- --grad: the backward pass beside the module, and apply() ---- */
 
 /* Write OUT_backward.py (the entry's backward pass, searched and lowered

@@ -83,9 +83,7 @@ int cmd_tune(Opts *o) {
     fprintf(stderr, "tilesmith: error: cannot make %s: %s\n", o->out, strerror(errno));
     goto done;
   }
-  char *sizes = arena_strdup(s.arena, "");
-  for (int i = 0; i < o->nsizes; i++)
-    sizes = arena_printf(s.arena, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
+  const char *sizes = sizes_text(s.arena, o);
   EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes, .source = g};
   const char *mpath = arena_printf(s.arena, "%s/manifest.json", o->out);
   FILE *mf = fopen(mpath, "w");

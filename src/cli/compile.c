@@ -108,6 +108,13 @@ TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out) {
   return tp;
 }
 
+const char *sizes_text(Arena *a, const Opts *o) {
+  char *sizes = arena_strdup(a, "");
+  for (int i = 0; i < o->nsizes; i++)
+    sizes = arena_printf(a, "%s%s%s=%lld", sizes, i ? "," : "", o->sizes[i].name, (long long)o->sizes[i].value);
+  return sizes;
+}
+
 bool opts_dtype(const Opts *o, DType *dt) {
   *dt = DT_BF16;
   if (!o->dtype || dtype_parse(o->dtype, dt)) return true;

@@ -71,20 +71,17 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               "    backward kernels compute, checked without a GPU.\"\"\"\n\n"
               "    @staticmethod\n"
               "    def forward(ctx, *args):\n"
-              "        if %son_cpu(args):\n"
-              "            args = %scheck(\"apply\", args, strict=False)\n"
-              "            ctx.save_for_backward(*args)\n"
-              "            return %sreference(*args)\n"
-              "        args = %scheck(\"apply\", args)\n"
+              "        cpu = %son_cpu(args)\n"
+              "        args = %scheck(\"apply\", args, strict=not cpu)\n"
               "        ctx.save_for_backward(*args)\n"
-              "        return %srun(*args)\n\n"
+              "        return (%sreference if cpu else %srun)(*args)\n\n"
               "    @staticmethod\n"
               "    def backward(ctx, gy):\n"
-              "        args = ctx.saved_tensors\n"
+              "        args, bwd = ctx.saved_tensors, %sbackward_module()\n"
               "        if %son_cpu(args):\n"
-              "            return %scut(%sbackward_module().reference(*args, gy), len(args))\n"
-              "        return %scut(%sbackward_module().run(*args, gy.to(%s).contiguous()), len(args))\n\n\n",
-              pre, pre, pre, pre, pre, pre, pre, pre, pre, pre, pre, odt);
+              "            return %scut(bwd.reference(*args, gy), len(args))\n"
+              "        return %scut(bwd.run(*args, gy.to(%s).contiguous()), len(args))\n\n\n",
+              pre, pre, pre, pre, pre, pre, pre, pre, pre, odt);
   emit_printf(&e,
               "%sAUTOGRAD = None\n\n\n"
               "def register_autograd(namespace=\"tilesmith\"):\n"

@@ -56,14 +56,14 @@ Plan *plan_naive(Graph *g, DType dt) {
   return p;
 }
 
-/* Match the planned graph a onto graph b of the same program at other
-   sizes, from the outputs down: same ops, attributes and operand
-   structure; map[a node] = its b node.  Several a nodes may meet in one b
-   node (equal sizes make hash-consing share a constant). */
 static bool commutes(Op op) {
   return op == OP_ADD || op == OP_MUL || op == OP_MAX || op == OP_MIN || op == OP_EQ || op == OP_NE;
 }
 
+/* Match the planned graph a onto graph b of the same program at other
+   sizes, from the outputs down: same ops, attributes and operand
+   structure; map[a node] = its b node.  Several a nodes may meet in one b
+   node (equal sizes make hash-consing share a constant). */
 static bool match(const Graph *a, const Graph *b, const Node *x, const Node *y, int *map, char *why, size_t n) {
   /* a constant is written into the kernels that read it, never planned: one
      shared at these sizes and not at others (B = D = 256 makes the two

@@ -689,6 +689,14 @@ static double tile_work(const TileProgram *tp) {
   return w;
 }
 
+/* The entry's graph at sizes s (its backward pass with --grad); unwinds
+   through c if it does not elaborate. */
+static Graph *instance_graph(Ctx *c, const Program *prog, const char *entry, SizeArg *s, int n, const VerifyOpts *o) {
+  Graph *g = elab_entry(c, prog, entry, (Pos){0}, s, n);
+  if (o->grad) grad_backward_entry(g, NULL, NULL);
+  return g;
+}
+
 /* Elaborate and lower one instance in the context's current arena; NULL if
    it does not elaborate (quietly) or breaks a tile invariant (*broken set,
    the violation printed to err). */
@@ -707,8 +715,7 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
     return NULL;
   }
   c->unwind = &here;
-  Graph *g = elab_entry(c, prog, entry, (Pos){0}, s, n);
-  if (o->grad) grad_backward_entry(g, NULL, NULL);
+  Graph *g = instance_graph(c, prog, entry, s, n, o);
   c->unwind = prev;
   c->err = save;
   TileProgram *tp;
@@ -767,8 +774,7 @@ static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg
   int nodes = -1;
   if (!setjmp(here)) {
     c->unwind = &here;
-    Graph *g = elab_entry(c, prog, entry, (Pos){0}, s, n);
-    if (o->grad) grad_backward_entry(g, NULL, NULL);
+    Graph *g = instance_graph(c, prog, entry, s, n, o);
     nodes = plan_matches(plan, search_rewrite(g, o->bind, o->nbind, NULL));
     if (!nodes) nodes = plan_matches(plan, search_rewrite_ex(g, o->bind, o->nbind, "identity", NULL));
   }
