@@ -6,7 +6,9 @@
  * An Index input is uniform over [0, bound), where bound is the smallest
  * size of an axis it is gathered along: its values are traced forward
  * through the ops that pass them on unchanged (layout ops, concat, a gather
- * *from* them) to the index operand of each gather.  Never gathered: bound 2.
+ * *from* them) to the index operand of each gather, or to a comparison
+ * with an iota (a rewrite turns gather(x, t) into a masked sum over
+ * iota == t; the iota's length is the axis).  Neither: bound 2.
  *
  * A real input is normal(0, 1), except a Param that reaches an operand of a
  * matmul through layout ops only (a weight, possibly reshaped or
@@ -64,15 +66,26 @@ static bool *reached(const Graph *g, const Node *input, bool all) {
   return reach;
 }
 
+/* The length of the iota that n is (through layout ops), or -1. */
+static int64_t iota_length(const Node *n) {
+  while (op_info[n->op].cls == OPC_LAYOUT) n = n->in[0];
+  return n->op == OP_IOTA ? n->shape.d[0].n : -1;
+}
+
 int64_t ir_index_bound(const Graph *g, const Node *input) {
   bool *reach = reached(g, input, true);
   int64_t bound = -1;
   for (int i = input->id + 1; reach && i < g->nnodes; i++) {
     const Node *n = g->nodes[i];
-    if (n->op != OP_GATHER || !reach[n->in[1]->id]) continue;
-    const Node *x = n->in[0];
-    int64_t s = x->shape.d[n->axis - (n->shape.rank - x->shape.rank)].n; /* the axis it indexes */
-    if (bound < 0 || s < bound) bound = s;
+    int64_t s = -1;
+    if (n->op == OP_GATHER && reach[n->in[1]->id]) {
+      const Node *x = n->in[0];
+      s = x->shape.d[n->axis - (n->shape.rank - x->shape.rank)].n; /* the axis it indexes */
+    } else if (op_info[n->op].cls == OPC_COMPARE) {
+      for (int k = 0; k < 2; k++)
+        if (reach[n->in[k]->id] && iota_length(n->in[1 - k]) > 0) s = iota_length(n->in[1 - k]);
+    }
+    if (s >= 0 && (bound < 0 || s < bound)) bound = s;
   }
   free(reach);
   return bound < 0 ? 2 : bound;

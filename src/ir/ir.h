@@ -178,7 +178,7 @@ void graph_print_json(FILE *out, const Graph *g);
 
 /* How random inputs are drawn (inputs.c).  ir_index_bound: an Index input is
    uniform over [0, bound), bound the smallest axis size it is gathered along
-   (2 if never gathered).  ir_fan_in: a Param that reaches a matmul operand
+   or the length of an iota it is compared with (2 if neither).  ir_fan_in: a Param that reaches a matmul operand
    through layout ops is normal(0, 1/fan_in), fan_in the contraction size
    of the first such matmul (the forward's, where a backward pass follows);
    0 for every other input (normal(0, 1)). */

@@ -577,6 +577,22 @@ TEST(interp_step_limit_unwinds_cleanly) {
 
 /* ---- random inputs and index bounds ---- */
 
+/* A rewrite turns gather(logits, t) into sum(select(iota == t, logits, 0)):
+   the bound is then the iota's length, not 2 (labels drawn from [0, 2)
+   left every class past the second untested). */
+TEST(ir_index_bound_follows_iota_compare) {
+  Env e;
+  env_init(&e);
+  Node *lg = in_real(&e, "L", SH(4, 10));
+  Node *t = in_index(&e, "t", SH(4));
+  Node *col = ir_reshape(e.g, t, SHP(SH(4, 1)), P0);
+  Node *row = ir_reshape(e.g, ir_iota(e.g, 10, NULL, P0), SHP(SH(1, 10)), P0);
+  Node *hit = ir_binary(e.g, OP_EQ, row, col, P0);
+  e.g->output = ir_reduce(e.g, OP_SUM, ir_select(e.g, hit, lg, ir_const(e.g, 0, P0), P0), 1, P0);
+  CHECK(ir_index_bound(e.g, t) == 10);
+  env_free(&e);
+}
+
 TEST(ir_index_bound_follows_layout) {
   Env e;
   env_init(&e);
