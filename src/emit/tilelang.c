@@ -129,10 +129,15 @@ static void tl_tile(Emit *e, const SExpr *x) {
    accumulator read beside it ("no available layout found"); a shared copy
    decouples the two.  Staged: every reduced rank-1 fragment read after the
    kernel's last loop (copied there, or after the last statement past it
-   that writes the fragment), and every one reduced once by a
+   that writes the fragment), and every one reduced or loaded once by a
    top-level statement before a loop that reads it, or in a kernel without
-   loops before a statement that reads it (copied right after the
-   reduction). */
+   loops before a statement that reads it (copied right after that
+   statement).  A loaded one too: TileLang 0.1.15 gives a rank-1 fragment
+   of 64 rows in a 128-thread block to threads 0..63, partitions a loop
+   that reads it and writes a shared tile over those 64 threads only, and
+   puts a __syncthreads() inside that `if` -- a kernel that never ends
+   (the transformer block's backward k24 hung on the H200; the lowered
+   CUDA of every emitted kernel is now searched for such a barrier). */
 static void stage_read(const SExpr *x, void *ud) {
   Emit *e = ud;
   if (x->kind != SX_TILE || x->buf->scope != SCOPE_FRAGMENT || x->buf->shape.rank != 1) return;
@@ -191,7 +196,8 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
   /* reduced once at the top level, read inside a later loop */
   for (int r = 0; r < k->body.len; r++) {
     const Stmt *s = k->body.data[r];
-    if (s->kind != ST_REDUCE || s->dst->scope != SCOPE_FRAGMENT || s->dst->shape.rank != 1) continue;
+    if ((s->kind != ST_REDUCE && s->kind != ST_MAP) || s->dst->scope != SCOPE_FRAGMENT || s->dst->shape.rank != 1)
+      continue;
     bool have = false;
     for (int i = 0; i < e->nstaged; i++) have |= e->staged[i] == s->dst;
     Writes w = {s->dst, 0};
@@ -636,6 +642,25 @@ static void tl_extras(Emit *e) {
               "    return 0\n\n\n",
               e->pre);
   emit_printf(e,
+              "def %sdivergent_barriers(src):\n"
+              "    \"\"\"Lines of lowered CUDA with a __syncthreads() inside an `if` on threadIdx: a\n"
+              "    barrier that only some threads of the block reach never completes.\"\"\"\n"
+              "    import re\n"
+              "    stack, lines = [], []\n"
+              "    for no, line in enumerate(src.splitlines(), 1):\n"
+              "        s = line.strip()\n"
+              "        cond = \"threadIdx\" in s and re.match(r\"(\\}\\s*)?(else\\s+)?if\\b\", s) is not None\n"
+              "        for ch in s:\n"
+              "            if ch == \"{\":\n"
+              "                stack.append(cond)\n"
+              "                cond = False\n"
+              "            elif ch == \"}\" and stack:\n"
+              "                stack.pop()\n"
+              "        if \"__syncthreads()\" in s and any(stack):\n"
+              "            lines.append(no)\n"
+              "    return lines\n\n\n",
+              e->pre);
+  emit_printf(e,
               "def compile_only(arch=\"sm_90a\"):\n"
               "    \"\"\"Lower every kernel for arch (sm_90a, sm_80, ...) without a GPU and, with nvcc\n"
               "    found (CUDA_HOME, PATH or /usr/local/cuda), build its CUDA source into a\n"
@@ -656,6 +681,10 @@ static void tl_extras(Emit *e) {
               "        try:\n"
               "            with tvm.transform.PassContext(opt_level=3), tvm.target.Target(target):\n"
               "                src = tilelang.lower(fn, target=target).kernel_source\n"
+              "            bad = %sdivergent_barriers(src)\n"
+              "            if bad:\n"
+              "                raise RuntimeError(f\"a __syncthreads() inside a branch on threadIdx (CUDA line {bad[0]}): \"\n"
+              "                                   \"threads that skip it never meet the others there; the kernel would hang\")\n"
               "            what = f\"{len(src)} chars of CUDA\"\n"
               "            if nvcc:\n"
               "                with tempfile.TemporaryDirectory() as d:\n"
@@ -675,7 +704,8 @@ static void tl_extras(Emit *e) {
               "        except Exception as e:  # noqa: BLE001\n"
               "            failed += 1\n"
               "            print(f\"FAILED {name} for {arch}: {type(e).__name__}: {(str(e).strip().splitlines() or ['?'])[-1]}\")\n"
-              "    return 1 if failed else 0\n\n\n");
+              "    return 1 if failed else 0\n\n\n",
+              e->pre);
 }
 
 const EmitTarget emit_tilelang = {

@@ -106,6 +106,9 @@ SMALL = [
     ("tests/emit/shared_tiles.lean", "reluScaled", "M=256,K=1024,N=512"),
     ("tests/emit/shared_tiles.lean", "maxScaled", "M=256,K=1024,N=512"),
     ("tests/emit/shared_tiles.lean", "softmaxOf", "M=256,N=4096,D=128"),
+    # a row vector loaded before the product loop and read in it: a rank-1
+    # fragment there once lowered to a barrier half the block skips
+    ("tests/emit/shared_tiles.lean", "rowMix", "M=512,K=512,N=512"),
     # a product's columns fewer than 16 and reduced as rows (a softmax over
     # 10 or 4 classes): the tile is padded to 16 and masked
     ("tests/emit/small_products.lean", "classProbs", "M=37,K=64,N=10"),
@@ -191,13 +194,39 @@ def triton_compile_all(mod, label):
             report("failed", what, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300] if str(e).strip() else ''}")
 
 
+# CUDA as TileLang 0.1.15 lowered the rowMix kernel before the fix (cut
+# down), and the same with the barrier outside the branch
+HANGS = """for (int k = 0; k < 4; ++k) {
+  if ((((int)threadIdx.x) >> 6) == 0) {
+    for (int i = 0; i < 8; ++i) {
+      A_local[i] = X2[0] * x[i];
+      __syncthreads();
+    }
+  }
+  __syncthreads();
+}"""
+FINISHES = HANGS.replace("      __syncthreads();\n", "")
+barrier_check_tested = False
+
+
 def tilelang_lower_all(mod, label, nvcc):
-    """Lower every prim_func for sm_90a; with nvcc, also build the CUDA source
+    """Lower every prim_func for sm_90a and search the CUDA for a barrier that
+    only some threads reach (the module's _ts_divergent_barriers, itself
+    checked once on HANGS and FINISHES); with nvcc, also build the CUDA source
     into an sm_90a cubin (tools/toolchain/sm90a.py, docs/TOOLCHAIN.md)."""
+    global barrier_check_tested
+    if not barrier_check_tested:
+        barrier_check_tested = True
+        found = (mod._ts_divergent_barriers(HANGS), mod._ts_divergent_barriers(FINISHES))
+        report("passed" if found == ([5], []) else "failed", "tilelang: the divergent-barrier search",
+               f"found {found}, expected ([5], [])")
     for name, fn in mod.PRIM_FUNCS.items():
         what = f"tilelang sm_90a {label} {name}"
         try:
             src = sm90a.lower(fn, mod.TARGET)
+            bad = mod._ts_divergent_barriers(src)
+            if bad:
+                raise RuntimeError(f"a __syncthreads() inside a branch on threadIdx (CUDA line {bad[0]}): it would hang")
             detail = f"{len(src)} chars of CUDA"
             if nvcc:
                 with tempfile.TemporaryDirectory() as d:
