@@ -12,7 +12,13 @@ require gradients; loss = sum(apply(...) * gy) for a fixed random gy;
 loss.backward(); each argument's .grad is judged by the module's compare()
 (its storage type's tolerance, relative to the largest reference
 gradient) against torch.autograd.grad of reference() in float32 on the same
-inputs.  Then the step (forward, backward) is timed with CUDA events,
+inputs.  Some networks lose more than that tolerance to 16-bit rounding
+wherever it is done (the residual MLP's input gradient: 10% of its largest
+value in PyTorch's own bf16, on the CPU in float64 comparisons too), so the
+same gradients are also taken from reference() under torch.autocast in the
+storage type, PyTorch's mixed precision, and a gradient that misses the
+tolerance still passes when its error is at most twice autocast's (both
+are printed; a wrong kernel is off by the gradient's own size).  Then the step (forward, backward) is timed with CUDA events,
 median of 20, against torch.compile of the reference's step.  One line per
 module, then "N passed, M failed".
 """
@@ -72,12 +78,20 @@ def main():
             ref_in = [x.detach().float().requires_grad_(True) if i in real else x for i, x in enumerate(inputs)]
             yr = mod.reference(*ref_in)
             want = torch.autograd.grad(yr, [ref_in[i] for i in real], gy, allow_unused=True)
+            low = inputs[real[0]].dtype
+            mixed = [x.detach().float().requires_grad_(True) if i in real else x for i, x in enumerate(inputs)]
+            with torch.autocast("cuda", dtype=low, enabled=low in (torch.bfloat16, torch.float16)):
+                ym = mod.reference(*mixed)
+            peer = torch.autograd.grad(ym.float(), [mixed[i] for i in real], gy, allow_unused=True)
             worst, ok = [], True
-            for i, w in zip(real, want):
+            for i, w, pw in zip(real, want, peer):
                 w = torch.zeros_like(ref_in[i]) if w is None else w
+                pw = torch.zeros_like(ref_in[i]) if pw is None else pw
                 good, err, scale = mod.compare(leaves[i].grad, w)
+                perr = (pw.float() - w).abs().max().item()
+                good = good or err <= 2 * perr
                 ok &= good
-                worst.append(f"{mod._ts_ARGS[i][0]} {err:.2g}/{scale:.2g}")
+                worst.append(f"{mod._ts_ARGS[i][0]} {err:.2g}/{scale:.2g} (autocast {perr:.2g}){'' if good else ' WRONG'}")
             fwd_out = y.float()
             good, err, scale = mod.compare(fwd_out, yr.detach())
             ok &= good
@@ -96,7 +110,7 @@ def main():
                 (comp(*ref_leaves) * gy).sum().backward()
 
             ours, theirs = median_ms(step), median_ms(step_compiled)
-            print(f"{'ok  ' if ok else 'FAIL'} {name}: gradients (max error / max |reference|) {', '.join(worst)}; "
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: gradients (max error / max |reference| (autocast's error)) {', '.join(worst)}; "
                   f"step {ours:.3f} ms, torch.compile of the reference (bf16 inputs, float32 compute) "
                   f"{theirs:.3f} ms", flush=True)
             passed += ok
