@@ -804,6 +804,61 @@ static double fuse_with_operands(S *s, const Node *p, double cur, int *const *us
   return INFINITY;
 }
 
+/* Does group gi read only nodes stored by groups that run before position
+   `before` (the smallest output id of a group orders the kernels), walking
+   down from its outputs through nodes no one stores? */
+static bool reads_before(S *s, int gi, int before) {
+  const Group *G = &s->groups.data[gi];
+  const Node *stack[4096];
+  int sp = 0;
+  bool *seen = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  for (int i = 0; i < G->outs.len && sp < 4096; i++) stack[sp++] = G->outs.data[i];
+  while (sp) {
+    const Node *m = stack[--sp];
+    for (int k = 0; k < m->nin; k++) {
+      const Node *x = m->in[k];
+      if (seen[x->id]) continue;
+      seen[x->id] = true;
+      int xg = s->group_of[x->id];
+      if (xg == gi || xg < 0) {
+        if (sp < 4096) stack[sp++] = x;
+        else return false;
+      } else if (s->groups.data[xg].outs.data[0]->id >= before) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* A reduction stored for several kernels: compute it in one reader's
+   kernel instead, still stored there for the others.  A row's max read by
+   the kernel that sums exp(x - max) and by the one that divides becomes a
+   running max beside the sum (one pass over the row, its partial states
+   merged across blocks when the row is split), and the divider loads both.
+   Each reader is tried whose kernel may run where n's did (it reads
+   nothing stored later); the cheapest that beats *cur is kept (true). */
+static bool join_reader(S *s, const Node *n, const int *rd, int nr, double *cur) {
+  int gi = s->group_of[n->id], best = -1;
+  double best_t = *cur * (1 - 1e-9);
+  for (int r = 0; r < nr; r++) {
+    group_remove(s, n);
+    group_add(s, rd[r], n);
+    if (reads_before(s, rd[r], n->id + 1)) {
+      double t = priced_move(s, *cur, "after computing %%%d (%s) in a reader's kernel, stored there", n->id,
+                             op_info[n->op].name);
+      if (t < best_t) best_t = t, best = rd[r];
+    }
+    group_remove(s, n);
+    group_add(s, gi, n);
+  }
+  if (best < 0) return false;
+  group_remove(s, n);
+  group_add(s, best, n);
+  *cur = best_t;
+  return true;
+}
+
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
@@ -852,6 +907,11 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         /* fuse n into the one kernel that reads it */
         int rd[8];
         int nr = readers(&s, n, (const int *const *)users, nusers, rd, 8);
+        if (nr > 1 && op_info[n->op].cls == OPC_REDUCE && s.groups.data[gi].outs.len == 1 &&
+            join_reader(&s, n, rd, nr, &cur)) {
+          take_move(&s, &cur, cur, n, &improved);
+          continue;
+        }
         if (nr != 1 && !(nr > 1 && elementwise(n))) continue;
         group_remove(&s, n);
         double t = priced_move(&s, cur, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);

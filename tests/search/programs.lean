@@ -83,3 +83,13 @@ def gated_norm_big := gatedNorm 4096 2048
 def attn_stack_big := attnStack 4 2048 1024 8 3
 def q_scaled_attention_big := qScaledAttention 8 4096 64
 def gqa_scaled_decode_b2 := gqaScaledDecode 2 16 2 32768 128
+
+/-- Few long rows (a softmax over a vocabulary-sized axis at batch 4): too
+few rows to fill the GPU, so each row is split across blocks; the running
+max and the sum of exponentials travel together in one pass and one
+combine, and a second pass writes.  Written out, not through `softmax`. -/
+def rowSoftmaxOut (M N : Nat) (x : Tensor [M, N]) : Tensor [M, N] :=
+  let e := exp (x - amax x)
+  e / sum e
+
+def softmax_few_long_rows := rowSoftmaxOut 4 400000
