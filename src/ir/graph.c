@@ -47,6 +47,30 @@ double monoid_fold(const Monoid *m, double acc, double v, bool nan_wins) {
   return m->combine == OP_ADD ? acc + v : NAN;
 }
 
+bool op_compare(Op op, double x, double y) {
+  switch (op) {
+  case OP_LT: return x < y;
+  case OP_LE: return x <= y;
+  case OP_GT: return x > y;
+  case OP_GE: return x >= y;
+  case OP_EQ: return x == y;
+  case OP_NE: return x != y;
+  default: return false;
+  }
+}
+
+Op op_compare_not(Op op) {
+  switch (op) {
+  case OP_LT: return OP_GE;
+  case OP_LE: return OP_GT;
+  case OP_GT: return OP_LE;
+  case OP_GE: return OP_LT;
+  case OP_EQ: return OP_NE;
+  case OP_NE: return OP_EQ;
+  default: return OP_COUNT;
+  }
+}
+
 Graph *graph_new(Ctx *c) {
   Graph *g = arena_alloc(c->arena, sizeof *g);
   g->ctx = c;

@@ -48,6 +48,11 @@ const Monoid *op_monoid(Op op);
 /* acc combined with v; nan_wins: a NaN operand makes the result NaN (NumPy's
    max and min), else a max or min ignores it (what a GPU's fmax does). */
 double monoid_fold(const Monoid *m, double acc, double v, bool nan_wins);
+/* A comparison op (OPC_COMPARE) applied to two numbers, and the op that is
+   its negation over numbers that are not NaN (lt <-> ge, le <-> gt, eq <-> ne;
+   OP_COUNT for any other op). */
+bool op_compare(Op op, double x, double y);
+Op op_compare_not(Op op);
 
 typedef enum { EK_REAL, EK_INT, EK_BOOL } ElemKind;
 typedef enum { ROLE_TENSOR, ROLE_PARAM, ROLE_INDEX } InputRole;

@@ -867,6 +867,30 @@ static bool neutral_when_false(LP *L, const Node *c, int pass) {
   return any;
 }
 
+/* The comparison of indices a mask c amounts to, and its op (*op): c itself
+   (lt, le, gt, ge), or, through a float mask, the comparison p of
+   cmp(select(p, A, B), T) for constants A, B and T (either side), where
+   cmp(A, T) holds and cmp(B, T) does not (select(j <= i, 1, 0) > 0.5 is
+   j <= i), and p negated where the reverse (its op turned: lt <-> ge,
+   le <-> gt).  NULL for anything else. */
+static const Node *mask_pred(const PKernel *pk, const Node *c, Op *op) {
+  if (!pk->member[c->id] || op_info[c->op].cls != OPC_COMPARE) return NULL;
+  for (int side = 0; side < 2; side++) {
+    const Node *sel = c->in[side], *t = c->in[1 - side];
+    if (sel->op != OP_SELECT || t->op != OP_CONST || sel->in[1]->op != OP_CONST || sel->in[2]->op != OP_CONST) continue;
+    double a = sel->in[1]->value, b = sel->in[2]->value, v = t->value;
+    bool ta = side == 0 ? op_compare(c->op, a, v) : op_compare(c->op, v, a);
+    bool tb = side == 0 ? op_compare(c->op, b, v) : op_compare(c->op, v, b);
+    if (ta == tb) return NULL;
+    const Node *q = mask_pred(pk, sel->in[0], op);
+    if (q && !ta) *op = op_compare_not(*op);
+    return q;
+  }
+  if (c->op != OP_LT && c->op != OP_LE && c->op != OP_GT && c->op != OP_GE) return NULL;
+  *op = c->op;
+  return c;
+}
+
 /* The loop bounds of pass p and the "all true" conditions of its masks. */
 static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
   PKernel *pk = L->pk;
@@ -879,18 +903,20 @@ static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
     const Node *sel = pk->members.data[i];
     if (sel->op != OP_SELECT || !pk_varies(pk, sel)) continue;
     const Node *c = sel->in[0];
-    if (!pk->member[c->id] || (c->op != OP_LT && c->op != OP_LE && c->op != OP_GT && c->op != OP_GE)) continue;
+    Op cop;
+    const Node *pc = mask_pred(pk, c, &cop);
+    if (!pc || (cop != OP_LT && cop != OP_LE && cop != OP_GT && cop != OP_GE)) continue;
     int rowax = -1;
-    for (int d = 0; d < c->shape.rank; d++) {
-      int a = pk->dimax[c->id][d];
+    for (int d = 0; d < pc->shape.rank; d++) {
+      int a = pk->dimax[pc->id][d];
       if (a >= 0 && a != s && extent(L, a) > 1) rowax = a;
     }
     int8_t dom[2] = {(int8_t)rowax, (int8_t)s};
     if (rowax < 0) dom[0] = (int8_t)s, dom[1] = -1;
     set_dom(L, dom);
     SExpr *idx[TS_MAX_RANK];
-    member_idx(L, c, idx);
-    SExpr *e = value_of(L, c, idx, true);
+    member_idx(L, pc, idx);
+    SExpr *e = value_of(L, pc, idx, true);
     if (L->failed || e->kind != SX_OP || e->n != 2) continue;
     Aff d = {0, 0, 0, I(L, 0)};
     if (!aff_of(L, e->a[0], 1, &d) || !aff_of(L, e->a[1], -1, &d)) continue;
@@ -900,7 +926,7 @@ static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
       /* all false on tile k  <=>  ck*k + Q >= 0 */
       int64_t ck;
       SExpr *Q;
-      switch (c->op) {
+      switch (cop) {
       case OP_LE: ck = d.ck, Q = IX(L, IX_SUB, extreme(L, &d, ti, tj, false), I(L, 1)); break; /* min > 0 */
       case OP_LT: ck = d.ck, Q = extreme(L, &d, ti, tj, false); break;                       /* min >= 0 */
       case OP_GE: ck = -d.ck, Q = IX(L, IX_SUB, I(L, -1), extreme(L, &d, ti, tj, true)); break; /* max < 0 */
@@ -916,7 +942,7 @@ static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
     }
     /* all true on tile k */
     SExpr *kk = IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, d.ck)), *at;
-    switch (c->op) {
+    switch (cop) {
     case OP_LE: at = IX(L, IX_LT, IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, true)), I(L, 1)); break;
     case OP_LT: at = IX(L, IX_LT, IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, true)), I(L, 0)); break;
     case OP_GE: at = IX(L, IX_LT, I(L, -1), IX(L, IX_ADD, kk, extreme(L, &d, ti, tj, false))); break;

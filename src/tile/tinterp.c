@@ -168,12 +168,12 @@ static double ev_op(TRun *r, const SExpr *e) {
   case OP_POW: v = pow(x, y); break;
   case OP_MAX: v = f_max(x, y); break;
   case OP_MIN: v = f_min(x, y); break;
-  case OP_LT: return x < y;
-  case OP_LE: return x <= y;
-  case OP_GT: return x > y;
-  case OP_GE: return x >= y;
-  case OP_EQ: return x == y;
-  case OP_NE: return x != y;
+  case OP_LT:
+  case OP_LE:
+  case OP_GT:
+  case OP_GE:
+  case OP_EQ:
+  case OP_NE: return op_compare(e->op, x, y);
   case OP_COUNT:
   case OP_INPUT:
   case OP_CONST:

@@ -93,3 +93,23 @@ def rowSoftmaxOut (M N : Nat) (x : Tensor [M, N]) : Tensor [M, N] :=
   e / sum e
 
 def softmax_few_long_rows := rowSoftmaxOut 4 400000
+
+/-- Causal attention with the mask as a float tensor, compared with 0.5
+(as a user who builds a 0/1 mask would write it): the key loop still stops
+at the diagonal, because `select (j ≤ i) 1 0 > 0.5` is `j ≤ i`. -/
+def floatMaskAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=
+  let i := reshape (iota N) [N, 1]
+  let j := reshape (iota N) [1, N]
+  let keep := select (j ≤ i) 1.0 0.0
+  softmax (select (keep > 0.5) ((q ⬝ kᵀ) / sqrt D) neginf) ⬝ v
+
+/-- The same mask written the other way round: a float "drop" mask, kept
+where it is below one half. -/
+def dropMaskAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=
+  let i := reshape (iota N) [N, 1]
+  let j := reshape (iota N) [1, N]
+  let drop := select (j > i) 1.0 0.0
+  softmax (select (0.5 > drop) ((q ⬝ kᵀ) / sqrt D) neginf) ⬝ v
+
+def float_mask_attention_big := floatMaskAttention 2 8 2048 64
+def drop_mask_attention_big := dropMaskAttention 2 8 2048 64

@@ -250,6 +250,11 @@ static const Case cases[] = {
     {"examples/causal_attention.lean", "causal_attention_4k", CAUSAL, NULL, NULL, 0,
      "causal: one kernel, key loop bounded by the query block, mask specialized"},
     {"examples/causal_attention.lean", "causal_attention_b1_n16k", CAUSAL, NULL, NULL, 0, "causal at 16k"},
+    /* ... also when the mask is a float tensor compared with a constant */
+    {"tests/search/programs.lean", "float_mask_attention_big", CAUSAL, NULL, NULL, 0,
+     "held-out: causal mask as select(j <= i, 1, 0) > 0.5: key loop bounded by the query block"},
+    {"tests/search/programs.lean", "drop_mask_attention_big", CAUSAL, NULL, NULL, 0,
+     "held-out: causal mask as 0.5 > select(j > i, 1, 0): key loop bounded by the query block"},
     /* sliding window: both bounds follow the query block */
     {"examples/softcap_window_attention.lean", "softcap_window_attention_4k", WINDOW, NULL, NULL, 0,
      "window: one kernel, key loop over the window (both bounds)"},
