@@ -97,6 +97,7 @@ const char *verify_input_name(VerifyInput k) {
   case VIN_TIES: return "ties";
   case VIN_MASKED_ROWS: return "masked-rows";
   case VIN_EXTREME: return "extreme";
+  case VIN_RAMP: return "ramp";
   }
   return "?";
 }
@@ -170,6 +171,7 @@ void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor *
         else if (r == 1) *x *= tiny;
         break;
       }
+      case VIN_RAMP: *x *= 1 + 3 * (double)e / (double)(n > 1 ? n - 1 : 1); break;
       }
     }
     for (int64_t e = 0; e < n; e++) t->data[e] = dtype_round(dt, t->data[e]);

@@ -30,8 +30,11 @@ typedef enum {
   VIN_TIES,         /* small integers: many equal values */
   VIN_MASKED_ROWS,  /* every last-axis row very negative but one element */
   VIN_EXTREME,      /* a mix of huge, tiny (subnormal in f16) and normal values */
+  VIN_RAMP,         /* normal times a factor rising 1 -> 4 along the flat order:
+                       a running max moves at most tiles, by amounts a streamed
+                       state's rescale must follow, at magnitudes still bounded */
 } VerifyInput;
-#define VIN_COUNT 5
+#define VIN_COUNT 6
 const char *verify_input_name(VerifyInput k);
 
 /* Fill inputs[i] for every graph input (caller frees): indices valid

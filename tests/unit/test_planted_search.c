@@ -67,9 +67,10 @@ static bool trial(PEnv *e, VerifyInput kind, uint64_t seed, VerifyResult *res) {
   return ok;
 }
 
-/* Normal inputs (two seeds) and large ones: all pass? The first failure in *res. */
+/* Normal inputs (two seeds), large ones and a ramp: all pass? The first failure in *res. */
 static bool passes(PEnv *e, VerifyResult *res) {
-  return trial(e, VIN_NORMAL, 11, res) && trial(e, VIN_NORMAL, 12, res) && trial(e, VIN_LARGE, 13, res);
+  return trial(e, VIN_NORMAL, 11, res) && trial(e, VIN_NORMAL, 12, res) && trial(e, VIN_LARGE, 13, res) &&
+         trial(e, VIN_RAMP, 14, res);
 }
 
 static Kernel *kernel_of_kind(TileProgram *tp, KernelKind kind) {
@@ -123,13 +124,17 @@ static bool drop_combine_rescale(Stmt *loop) {
   return false;
 }
 
+/* Does a failure name kernel `at`?  A fault in a kernel that writes partials
+   shows where they are combined, and verify names the kernel that wrote them. */
+static bool names(const VerifyResult *res, const Kernel *at) {
+  return res->kernel == at || (res->kernel && strstr(res->msg, "combines the partials") && strstr(res->msg, at->name));
+}
+
 static void expect_caught(PEnv *e, const Kernel *at, const char *what) {
   VerifyResult res;
   bool ok = passes(e, &res);
   CHECK(!ok);
-  /* a fault in a kernel that writes partials shows where they are combined,
-     and verify names the kernel that wrote them */
-  bool named = res.kernel == at || (res.kernel && strstr(res.msg, "combines the partials") && strstr(res.msg, at->name));
+  bool named = names(&res, at);
   CHECK(named);
   if (ok || !named || getenv("VERIFY_SHOW")) fprintf(stderr, "  %s: %s\n", what, ok ? "all passed" : res.msg);
 }
@@ -178,6 +183,45 @@ TEST(planted_search_attention_split_kv) {
     }
     arena_free(e.a);
   }
+}
+
+/* In a loop body: the exponent of the map that computes a rescale factor
+   (rho := exp(prev - new)), or NULL. */
+static SExpr **rescale_exponent(Stmt *loop) {
+  for (int i = 0; i < loop->body.len; i++) {
+    Stmt *s = loop->body.data[i];
+    if (s->kind == ST_MAP && s->dst && !strncmp(s->dst->name, "rho", 3) && s->value->kind == SX_OP &&
+        s->value->op == OP_EXP)
+      return &s->value->a[0];
+  }
+  return NULL;
+}
+
+/* A rescale 10% off (exp(0.9 (prev - new))) changes the result by a few
+   percent where the running max moves far; normal(0, 1) scores move it
+   little, and large, masked and extreme inputs make the error bound
+   vacuous (verify's earlier kinds all passed this bug).  The ramp kind
+   (magnitudes rising along the keys) moves the max at most tiles with
+   every element's bound meaningful, and catches it. */
+TEST(planted_search_rescale_off_caught_by_ramp) {
+  PEnv e;
+  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
+  TileProgram *tp = searched(&e, attn_src, sizes, 2);
+  REQUIRE(tp);
+  Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
+  REQUIRE(fused);
+  Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+  REQUIRE(loop);
+  VerifyResult res;
+  CHECK(trial(&e, VIN_RAMP, 14, &res));
+  CHECK(res.elements > 0 && res.unverifiable * 20 <= res.elements); /* the check means something */
+  SExpr **x = rescale_exponent(loop);
+  REQUIRE(x);
+  *x = sx_op(e.a, OP_MUL, EK_REAL, (SExpr *[]){*x, sx_real(e.a, 0.9)}, 2);
+  bool ok = trial(&e, VIN_RAMP, 14, &res);
+  CHECK(!ok && names(&res, fused));
+  if (ok || getenv("VERIFY_SHOW")) fprintf(stderr, "  rescale 10%% off, ramp: %s\n", ok ? "passed" : res.msg);
+  arena_free(e.a);
 }
 
 TEST(planted_search_causal_mask) {
