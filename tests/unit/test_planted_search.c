@@ -185,6 +185,15 @@ TEST(planted_search_attention_split_kv) {
   }
 }
 
+/* The searched attention at N 1024, D 16: its fused kernel's key loop
+   (NULL if the search did not give one), the kernel in *fused. */
+static Stmt *attention_key_loop(PEnv *e, Kernel **fused) {
+  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
+  TileProgram *tp = searched(e, attn_src, sizes, 2);
+  *fused = tp ? kernel_of_kind(tp, KERNEL_FUSED) : NULL;
+  return *fused ? stmt_of_kind(&(*fused)->body, ST_LOOP, false) : NULL;
+}
+
 /* In a loop body: the exponent of the map that computes a rescale factor
    (rho := exp(prev - new)), or NULL. */
 static SExpr **rescale_exponent(Stmt *loop) {
@@ -205,12 +214,8 @@ static SExpr **rescale_exponent(Stmt *loop) {
    every element's bound meaningful, and catches it. */
 TEST(planted_search_rescale_off_caught_by_ramp) {
   PEnv e;
-  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
-  TileProgram *tp = searched(&e, attn_src, sizes, 2);
-  REQUIRE(tp);
-  Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
-  REQUIRE(fused);
-  Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+  Kernel *fused;
+  Stmt *loop = attention_key_loop(&e, &fused);
   REQUIRE(loop);
   VerifyResult res;
   CHECK(trial(&e, VIN_RAMP, 14, &res));
@@ -408,18 +413,15 @@ TEST(one_exp_per_score_passes_verify) {
    still give exactly that row NaN, as the graph (PyTorch) does. */
 TEST(nan_dropping_max_keeps_nan_rows) {
   PEnv e;
-  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
-  TileProgram *tp = searched(&e, attn_src, sizes, 2);
-  REQUIRE(tp);
-  Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
-  REQUIRE(fused);
-  Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+  Kernel *fused;
+  Stmt *loop = attention_key_loop(&e, &fused);
   REQUIRE(loop);
   bool dropping = false;
   for (int i = 0; i < loop->body.len; i++)
     dropping |= loop->body.data[i]->kind == ST_REDUCE && loop->body.data[i]->reduce_op == OP_AMAX &&
                 loop->body.data[i]->nan_ok;
   CHECK(dropping);
+  TileProgram *tp = e.tp;
   Graph *g = tp->g;
   Tensor **in = calloc((size_t)g->ninputs + 1, sizeof *in);
   if (setjmp(e.jb) == 0) {
