@@ -85,6 +85,9 @@ typedef struct LP {
   TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
   bool nan_ok[PLAN_MAX_STATES]; /* a max/min state whose dropped NaNs reach every output anyway */
   TBuf *part[PLAN_MAX_STATES];  /* split partials of each state (scratch) */
+  SExpr *chunk0;        /* a split stream: the first tile of this block's chunk (NULL: none) */
+  bool chunk_rel;       /* ... and the loop variable counts from it (even chunks) */
+  int64_t per;          /* ... tiles a chunk */
   OpTile optiles[32];
   int noptiles;
   /* masks of the pass being built */
@@ -237,10 +240,14 @@ static SExpr *state_value(LP *L, const Node *n) {
 
 /* The elements of the stream axis seen after `after` more tiles of the
    current loop (0: before this tile, 1: with it), as a real. */
+/* Elements of the stream this block has folded in before (after = 0) or
+   after (1) the current tile: of its chunk where the stream is split. */
 static SExpr *seen_count(LP *L, int after) {
   int64_t T = L->pk->ax[L->pk->stream].tile, n = L->pk->ax[L->pk->stream].size;
   SExpr *k = IX(L, IX_ADD, sx_var(L->a, TV_K), I(L, after));
+  if (L->chunk0 && L->chunk_rel) k = IX(L, IX_ADD, k, L->chunk0); /* the tile's index along the whole stream */
   SExpr *c = IX(L, IX_MIN, IX(L, IX_MUL, k, I(L, T)), I(L, n));
+  if (L->chunk0) c = IX(L, IX_SUB, c, IX(L, IX_MIN, IX(L, IX_MUL, L->chunk0, I(L, T)), I(L, n)));
   return OPX(L, OP_CAST, EK_REAL, c, NULL);
 }
 
@@ -1279,13 +1286,29 @@ static bool lower_combine_tiled(LP *L, int64_t splits) {
         terms[u] = part;
         continue;
       }
-      /* rescaled against the merged dependence: part exp(c (D_chunk - D)) */
+      /* the dependence's partial of this chunk */
       int di = state_index(L, st->dep);
       SExpr *gd[TS_MAX_RANK + 1];
       set_dom(L, ax);
       gd[0] = chunk;
       member_idx(L, st->dep, gd + 1);
       SExpr *pd = sx_load(L->a, L->part[di], gd, st->dep->shape.rank + 1);
+      if (st->shift) {
+        /* Chan's merge about the global mean m = S / n: the chunk's squares
+           about its own mean m_c = S_c / n_c, plus c² n_c (m_c - m)² =
+           c² (S_c - n_c S / n)² / n_c (0 for an empty chunk) */
+        int64_t T = pk->ax[pk->stream].tile, n = pk->ax[pk->stream].size;
+        SExpr *c0 = IX(L, IX_MIN, IX(L, IX_MUL, chunk, I(L, L->per * T)), I(L, n));
+        SExpr *c1 = IX(L, IX_MIN, IX(L, IX_MUL, IX(L, IX_ADD, chunk, I(L, 1)), I(L, L->per * T)), I(L, n));
+        SExpr *nc = OPX(L, OP_CAST, EK_REAL, IX(L, IX_SUB, c1, c0), NULL);
+        SExpr *dev = OPX(L, OP_SUB, EK_REAL, pd,
+                         OPX(L, OP_MUL, EK_REAL, nc, OPX(L, OP_DIV, EK_REAL, tile_read(L, st->dep), sx_real(L->a, (double)n))));
+        SExpr *sq = OPX(L, OP_MUL, EK_REAL, dev, dev);
+        if (st->law_c != 1) sq = OPX(L, OP_MUL, EK_REAL, sq, sx_real(L->a, st->law_c * st->law_c));
+        terms[u] = OPX(L, OP_ADD, EK_REAL, part, OPX(L, OP_DIV, EK_REAL, sq, OPX(L, OP_MAX, EK_REAL, nc, sx_real(L->a, 1))));
+        continue;
+      }
+      /* rescaled against the merged dependence: part exp(c (D_chunk - D)) */
       L->sub[st->dep->id] = SUB_SAFE;
       SExpr *safe = hook(&(Pw){.ud = L}, st->dep, NULL, false);
       L->sub[st->dep->id] = SUB_NONE;
@@ -1385,10 +1408,9 @@ static bool lower_fused(LP *L) {
   const Node *root = pk->root;
   int64_t splits = pk->stream >= 0 ? pk->ax[pk->stream].splits : 1;
   for (int i = 0; i < pk->nstates; i++)
-    if (pk->states[i].shift && (splits > 1 || pk->nmasks > 0)) {
-      /* the running count is the loop's: no partial counts across blocks, no skipped tiles */
-      lp_fail(L, splits > 1 ? "a mean-shifted sum of squares is not merged across blocks"
-                            : "a mean-shifted sum of squares over a masked stream");
+    if (pk->states[i].shift && pk->nmasks > 0) {
+      /* the running count is the loop's trip count: no skipped tiles */
+      lp_fail(L, "a mean-shifted sum of squares over a masked stream");
       return false;
     }
   if (splits > 1) {
@@ -1435,6 +1457,9 @@ static bool lower_fused(LP *L) {
     }
     if (even)
       L->base[s] = IX(L, IX_MUL, IX(L, IX_ADD, IX(L, IX_MUL, chunk_of, I(L, per)), sx_var(L->a, TV_K)), I(L, pk->ax[s].tile));
+    L->chunk0 = IX(L, IX_MUL, chunk_of, I(L, per));
+    L->chunk_rel = even;
+    L->per = per;
   }
   /* state tiles start at their identities */
   L->cur = L_PRE;

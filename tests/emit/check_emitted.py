@@ -102,6 +102,7 @@ SMALL = [
     ("examples/rmsnorm_matmul.lean", "rmsnormMatmul", "M=64,K=2048,N=64"),
     ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=16,D=32,V=4096"),
     ("examples/softmax.lean", "rowSoftmax", "M=4,N=40000"),
+    ("tests/search/programs.lean", "lnRows", "M=1,N=100000"),
     # an input's tile read several times in a product kernel (held in shared
     # memory in the storage type): elementwise NaN tests and a reduction of it
     ("tests/emit/shared_tiles.lean", "reluScaled", "M=256,K=1024,N=512"),

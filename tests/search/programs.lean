@@ -113,3 +113,15 @@ def dropMaskAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B,
 
 def float_mask_attention_big := floatMaskAttention 2 8 2048 64
 def drop_mask_attention_big := dropMaskAttention 2 8 2048 64
+
+/-- Layer norm written out (mean, then the mean of squared deviations).
+Over few long rows each row is split across blocks: the mean and the
+squared deviations travel in one pass, each block's about its own running
+mean, and the combine merges them by Chan's rule about the global mean. -/
+def lnRows (M N : Nat) (x : Tensor [M, N]) (g b : Tensor [N]) : Tensor [M, N] :=
+  let mu := sum x / N
+  let d := x - mu
+  let var := sum (d * d) / N
+  d * rsqrt (var + 1e-5) * g + b
+
+def ln_few_long_rows := lnRows 4 400000

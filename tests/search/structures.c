@@ -288,6 +288,11 @@ static const Case cases[] = {
      "held-out: softmax over 4 rows of 400000: rows split across blocks"},
     {"tests/search/programs.lean", "softmax_few_long_rows", INPUT_READERS_AT_MOST, NULL, NULL, 2,
      "held-out: softmax over 4 rows of 400000: two passes over x"},
+    /* ... and layer norm's mean and variance (Chan's merge across blocks) */
+    {"tests/search/programs.lean", "ln_few_long_rows", SPLIT, NULL, NULL, 0,
+     "held-out: layer norm over 4 rows of 400000: rows split across blocks"},
+    {"tests/search/programs.lean", "ln_few_long_rows", INPUT_READERS_AT_MOST, NULL, NULL, 2,
+     "held-out: layer norm over 4 rows of 400000: two passes over x (mean and variance in one)"},
     {"examples/rmsnorm.lean", "rmsnorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "RMSNorm rows: one kernel"},
     /* held-out: queries scaled before the product: one kernel, one pass over the keys */
     {"tests/search/programs.lean", "q_scaled_attention_big", KERNELS_AT_MOST, NULL, NULL, 1,

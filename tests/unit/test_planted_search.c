@@ -109,14 +109,16 @@ static void remove_stmt(StmtList *l, int at) {
   l->len--;
 }
 
-/* In a combine loop: acc := acc + part * exp(...) becomes acc := acc + part. */
-static bool drop_combine_rescale(Stmt *loop) {
+/* In a combine loop: acc := acc + outer(part, inner(...)) becomes
+   acc := acc + part (a rescale: outer mul, inner exp; Chan's term: outer
+   add, inner div). */
+static bool drop_combine_term(Stmt *loop, Op outer, Op inner) {
   for (int i = 0; i < loop->body.len; i++) {
     Stmt *s = loop->body.data[i];
     SExpr *v = s->kind == ST_MAP ? s->value : NULL;
     if (!v || v->kind != SX_OP || v->op != OP_ADD) continue;
     SExpr *m = v->a[1];
-    if (m->kind == SX_OP && m->op == OP_MUL && m->a[1]->kind == SX_OP && m->a[1]->op == OP_EXP) {
+    if (m->kind == SX_OP && m->op == outer && m->a[1]->kind == SX_OP && m->a[1]->op == inner) {
       v->a[1] = m->a[0];
       return true;
     }
@@ -128,6 +130,14 @@ static bool drop_combine_rescale(Stmt *loop) {
    shows where they are combined, and verify names the kernel that wrote them. */
 static bool names(const VerifyResult *res, const Kernel *at) {
   return res->kernel == at || (res->kernel && strstr(res->msg, "combines the partials") && strstr(res->msg, at->name));
+}
+
+/* The program as searched passes. */
+static void expect_passes(PEnv *e) {
+  VerifyResult res;
+  bool ok = passes(e, &res);
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
 }
 
 static void expect_caught(PEnv *e, const Kernel *at, const char *what) {
@@ -143,6 +153,9 @@ static const char *attn_src = "def f (N D : Nat) (q k v : Tensor [N, D]) : Tenso
                               "  softmax ((q ⬝ kᵀ) / sqrt D) ⬝ v\n";
 static const char *causal_src = "def f (N D : Nat) (q k v : Tensor [N, D]) : Tensor [N, D] :=\n"
                                 "  softmax (causalMask ((q ⬝ kᵀ) / sqrt D)) ⬝ v\n";
+/* layer norm of rows whose first 256 elements sit 100 above the rest */
+static const char *shifted_ln_src = "def f (M N : Nat) (x : Tensor [M, N]) (w b : Param [N]) : Tensor [M, N] :=\n"
+                                    "  layernorm (x + 100 * cast (iota N < 256)) w b\n";
 static const char *splitk_src = "def f (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] :=\n"
                                 "  a ⬝ b\n";
 
@@ -163,17 +176,11 @@ TEST(planted_search_attention_split_kv) {
     int rs = rescale_of_gemm(loop);
     REQUIRE(rs >= 0);
     switch (bug) {
-    case -1: {
-      VerifyResult res;
-      bool ok = passes(&e, &res);
-      CHECK(ok);
-      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
-      break;
-    }
+    case -1: expect_passes(&e); break;
     case 0: remove_stmt(&loop->body, rs); expect_caught(&e, fused, "merge without rescale"); break;
     case 1: one_short(&e, loop); expect_caught(&e, fused, "key loop one tile short"); break;
     case 2: one_short(&e, cloop); expect_caught(&e, comb, "combine drops a partial"); break;
-    case 3: REQUIRE(drop_combine_rescale(cloop)); expect_caught(&e, comb, "combine without rescale"); break;
+    case 3: REQUIRE(drop_combine_term(cloop, OP_MUL, OP_EXP)); expect_caught(&e, comb, "combine without rescale"); break;
     case 4: /* the running max not carried: each tile's max taken alone */
       for (int i = 0; i < loop->body.len; i++)
         if (loop->body.data[i]->kind == ST_REDUCE && loop->body.data[i]->reduce_op == OP_AMAX)
@@ -242,13 +249,7 @@ TEST(planted_search_causal_mask) {
     Stmt *spec = stmt_of_kind(&loop->body, ST_IF, false);
     REQUIRE(spec && spec->specialize);
     switch (bug) {
-    case -1: {
-      VerifyResult res;
-      bool ok = passes(&e, &res);
-      CHECK(ok);
-      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
-      break;
-    }
+    case -1: expect_passes(&e); break;
     case 0: /* every tile taken as wholly unmasked, the diagonal included */
       spec->cond = sx_int(e.a, 1);
       expect_caught(&e, fused, "diagonal tile unmasked");
@@ -270,10 +271,7 @@ TEST(planted_search_split_k) {
     Stmt *cloop = stmt_of_kind(&comb->body, ST_LOOP, true);
     REQUIRE(cloop);
     if (bug < 0) {
-      VerifyResult res;
-      bool ok = passes(&e, &res);
-      CHECK(ok);
-      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
+      expect_passes(&e);
     } else {
       one_short(&e, cloop);
       expect_caught(&e, comb, "split-K combine drops a partial");
@@ -339,12 +337,10 @@ TEST(search_runner_up_plans_rebuild_and_verify) {
    which the running mean forgets only through the corrections (without
    them the variance comes out about a third too small). */
 TEST(planted_search_mean_shift) {
-  static const char *src = "def f (M N : Nat) (x : Tensor [M, N]) (w b : Param [N]) : Tensor [M, N] :=\n"
-                           "  layernorm (x + 100 * cast (iota N < 256)) w b\n";
   for (int bug = -1; bug < 1; bug++) {
     PEnv e;
     SizeArg sizes[2] = {{"M", 4, false}, {"N", 20000, false}};
-    TileProgram *tp = searched(&e, src, sizes, 2);
+    TileProgram *tp = searched(&e, shifted_ln_src, sizes, 2);
     REQUIRE(tp);
     REQUIRE(tp->kernels.len == 1);
     Kernel *k = tp->kernels.data[0];
@@ -360,14 +356,36 @@ TEST(planted_search_mean_shift) {
           if (loop->body.data[j]->kind == ST_REDUCE && loop->body.data[j]->dst == s->dst) corr = i;
     }
     REQUIRE(corr >= 0);
-    VerifyResult res;
     if (bug < 0) {
-      bool ok = passes(&e, &res);
-      CHECK(ok);
-      if (!ok) fprintf(stderr, "  as searched: %s\n", res.msg);
+      expect_passes(&e);
     } else {
       remove_stmt(&loop->body, corr);
       expect_caught(&e, k, "running mean moved without the correction");
+    }
+    arena_free(e.a);
+  }
+}
+
+/* Layer norm over a row split across blocks: each block's squared
+   deviations are about its own chunk's mean, and the combine adds
+   n_c (m_c - m)² per chunk (Chan).  The row's first 256 elements sit 100
+   above the rest, so the chunks' means differ and the term matters. */
+TEST(planted_search_chan_merge) {
+  for (int bug = -1; bug < 1; bug++) {
+    PEnv e;
+    SizeArg sizes[2] = {{"M", 1, false}, {"N", 100000, false}};
+    TileProgram *tp = searched(&e, shifted_ln_src, sizes, 2);
+    REQUIRE(tp);
+    Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED), *comb = kernel_of_kind(tp, KERNEL_COMBINE);
+    REQUIRE(fused && comb);
+    if (bug < 0) {
+      expect_passes(&e);
+    } else {
+      bool planted = false;
+      for (int i = 0; i < comb->body.len && !planted; i++)
+        if (comb->body.data[i]->kind == ST_LOOP) planted = drop_combine_term(comb->body.data[i], OP_ADD, OP_DIV);
+      REQUIRE(planted);
+      expect_caught(&e, fused, "combine without Chan's between-chunk term");
     }
     arena_free(e.a);
   }
