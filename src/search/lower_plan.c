@@ -85,6 +85,7 @@ typedef struct LP {
   TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
   bool nan_ok[PLAN_MAX_STATES]; /* a max/min state whose dropped NaNs reach every output anyway */
   TBuf *part[PLAN_MAX_STATES];  /* split partials of each state (scratch) */
+  SExpr *gap_lo[PLAN_MAX_PASSES], *gap_hi[PLAN_MAX_PASSES]; /* tiles of pass p's loop to skip (NULL: none) */
   SExpr *chunk0;        /* a split stream: the first tile of this block's chunk (NULL: none) */
   bool chunk_rel;       /* ... and the loop variable counts from it (even chunks) */
   int64_t per;          /* ... tiles a chunk */
@@ -822,18 +823,18 @@ static AVal aval_of(double v) {
   return v == 0 ? AV_ZERO : v == -INFINITY ? AV_NEGINF : v == INFINITY ? AV_POSINF : isfinite(v) ? AV_FINITE : AV_UNKNOWN;
 }
 
-static AVal aval(LP *L, const Node *n, const Node *cfalse, const PState *st) {
+static AVal aval(LP *L, const Node *n, const Node *cfalse, const Node *cfalse2, const PState *st) {
   if (n->op == OP_CONST) return aval_of(n->value);
   if (!L->pk->member[n->id] || state_info(L, n)) return AV_FINITE;
   for (int i = 0; st && i < st->ndrop; i++)
-    if (st->drop[i].n == n) return aval(L, n->in[st->drop[i].keep], cfalse, st);
+    if (st->drop[i].n == n) return aval(L, n->in[st->drop[i].keep], cfalse, cfalse2, st);
   if (n->op == OP_SELECT) {
-    if (n->in[0] == cfalse) return aval(L, n->in[2], cfalse, st);
-    AVal a = aval(L, n->in[1], cfalse, st), b = aval(L, n->in[2], cfalse, st);
+    if (n->in[0] == cfalse || (cfalse2 && n->in[0] == cfalse2)) return aval(L, n->in[2], cfalse, cfalse2, st);
+    AVal a = aval(L, n->in[1], cfalse, cfalse2, st), b = aval(L, n->in[2], cfalse, cfalse2, st);
     return a == b ? a : AV_UNKNOWN;
   }
-  AVal a = n->nin > 0 ? aval(L, n->in[0], cfalse, st) : AV_FINITE;
-  AVal b = n->nin > 1 ? aval(L, n->in[1], cfalse, st) : AV_FINITE;
+  AVal a = n->nin > 0 ? aval(L, n->in[0], cfalse, cfalse2, st) : AV_FINITE;
+  AVal b = n->nin > 1 ? aval(L, n->in[1], cfalse, cfalse2, st) : AV_FINITE;
   if (a == AV_UNKNOWN || b == AV_UNKNOWN) return AV_UNKNOWN;
   bool fin_a = a == AV_FINITE || a == AV_ZERO, fin_b = b == AV_FINITE || b == AV_ZERO;
   switch (n->op) {
@@ -857,9 +858,10 @@ static AVal aval(LP *L, const Node *n, const Node *cfalse, const PState *st) {
   }
 }
 
-/* Does "c false on the whole tile" leave every state of the pass unchanged?
-   (A pass that stores per-tile outputs must visit every tile.) */
-static bool neutral_when_false(LP *L, const Node *c, int pass) {
+/* Does "c (and c2, if not NULL) false on the whole tile" leave every state
+   of the pass unchanged?  (A pass that stores per-tile outputs must visit
+   every tile.) */
+static bool neutral_when_false(LP *L, const Node *c, const Node *c2, int pass) {
   for (int i = 0; i < L->pk->outs.len; i++)
     if (pk_varies(L->pk, L->pk->outs.data[i])) return false;
   bool any = false;
@@ -868,7 +870,7 @@ static bool neutral_when_false(LP *L, const Node *c, int pass) {
     if (st->pass != pass) continue;
     any = true;
     const Node *r = st->node;
-    AVal v = aval(L, r->in[0], c, st);
+    AVal v = aval(L, r->in[0], c, c2, st);
     if (v != aval_of(op_monoid(r->op)->identity)) return false; /* not its identity */
   }
   return any;
@@ -898,54 +900,103 @@ static const Node *mask_pred(const PKernel *pk, const Node *c, Op *op) {
   return c;
 }
 
-/* The loop bounds of pass p and the "all true" conditions of its masks. */
+/* The affine form d (over the tile's i, j and the loop's k) of select sel's
+   mask, its comparison *cop and the row tile *ti; false if the mask is not
+   a comparison of affine indices. */
+static bool mask_form(LP *L, const Node *sel, Aff *d, Op *cop, int64_t *ti) {
+  PKernel *pk = L->pk;
+  int s = pk->stream;
+  const Node *pc = mask_pred(pk, sel->in[0], cop);
+  if (!pc || (*cop != OP_LT && *cop != OP_LE && *cop != OP_GT && *cop != OP_GE)) return false;
+  int rowax = -1;
+  for (int q = 0; q < pc->shape.rank; q++) {
+    int a = pk->dimax[pc->id][q];
+    if (a >= 0 && a != s && extent(L, a) > 1) rowax = a;
+  }
+  int8_t dom[2] = {(int8_t)rowax, (int8_t)s};
+  if (rowax < 0) dom[0] = (int8_t)s, dom[1] = -1;
+  set_dom(L, dom);
+  SExpr *idx[TS_MAX_RANK];
+  member_idx(L, pc, idx);
+  SExpr *e = value_of(L, pc, idx, true);
+  if (L->failed || e->kind != SX_OP || e->n != 2) return false;
+  *d = (Aff){0, 0, 0, I(L, 0)};
+  if (!aff_of(L, e->a[0], 1, d) || !aff_of(L, e->a[1], -1, d)) return false;
+  if (rowax < 0) d->cj = d->ci, d->ci = 0; /* the stream is i in that domain */
+  *ti = rowax >= 0 ? extent(L, rowax) : 1;
+  return true;
+}
+
+/* The tiles k on which the mask may hold somewhere: [0, *b) (returns 1),
+   [*b, ∞) (returns -1), or every tile (0).  False everywhere on tile k
+   <=> ck*k + Q >= 0. */
+static int mask_range(LP *L, const Aff *d, Op cop, int64_t ti, SExpr **b) {
+  int64_t tj = extent(L, L->pk->stream), ck;
+  SExpr *Q;
+  switch (cop) {
+  case OP_LE: ck = d->ck, Q = IX(L, IX_SUB, extreme(L, d, ti, tj, false), I(L, 1)); break; /* min > 0 */
+  case OP_LT: ck = d->ck, Q = extreme(L, d, ti, tj, false); break;                       /* min >= 0 */
+  case OP_GE: ck = -d->ck, Q = IX(L, IX_SUB, I(L, -1), extreme(L, d, ti, tj, true)); break; /* max < 0 */
+  default: ck = -d->ck, Q = IX(L, IX_SUB, I(L, 0), extreme(L, d, ti, tj, true)); break;    /* max <= 0 */
+  }
+  if (ck > 0) { /* false for k >= ceil(-Q / ck) */
+    *b = IX(L, IX_DIV, IX(L, IX_MAX, I(L, 0), IX(L, IX_ADD, IX(L, IX_SUB, I(L, 0), Q), I(L, ck - 1))), I(L, ck));
+    return 1;
+  }
+  if (ck < 0) { /* false for k <= floor(Q / -ck) */
+    *b = IX(L, IX_DIV, IX(L, IX_MAX, I(L, 0), IX(L, IX_ADD, Q, I(L, -ck))), I(L, -ck));
+    return -1;
+  }
+  return 0;
+}
+
+/* The loop bounds of pass p, the tiles it may skip in between
+   (L->gap_lo/gap_hi[p], NULL: none) and the "all true" conditions of its
+   masks.  A select whose mask is false on a whole tile, where that leaves
+   the pass's states as they are, bounds the loop; so does a pair that is
+   an "or" of two masks, select(p1, x, select(p2, x, f)): a tile where
+   both are false is skipped, and where p1 may hold only below one tile and
+   p2 only from a later one (attention sinks beside a sliding window: the
+   first keys, then the window), the tiles between are a gap the loop
+   jumps over. */
 static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
   PKernel *pk = L->pk;
   int s = pk->stream;
   int64_t tj = extent(L, s);
   *lo = I(L, 0);
   *hi = I(L, cdiv(pk->ax[s].size, tj));
+  L->gap_lo[pass] = L->gap_hi[pass] = NULL;
   L->nmask = 0;
   for (int i = 0; i < pk->members.len && L->nmask < 4; i++) {
     const Node *sel = pk->members.data[i];
     if (sel->op != OP_SELECT || !pk_varies(pk, sel)) continue;
     const Node *c = sel->in[0];
+    Aff d;
     Op cop;
-    const Node *pc = mask_pred(pk, c, &cop);
-    if (!pc || (cop != OP_LT && cop != OP_LE && cop != OP_GT && cop != OP_GE)) continue;
-    int rowax = -1;
-    for (int d = 0; d < pc->shape.rank; d++) {
-      int a = pk->dimax[pc->id][d];
-      if (a >= 0 && a != s && extent(L, a) > 1) rowax = a;
+    int64_t ti;
+    if (!mask_form(L, sel, &d, &cop, &ti)) continue;
+    SExpr *b;
+    int side = 0;
+    if (neutral_when_false(L, c, NULL, pass)) {
+      side = mask_range(L, &d, cop, ti, &b);
+      if (side > 0) *hi = IX(L, IX_MIN, *hi, b);
+      if (side < 0) *lo = IX(L, IX_MAX, *lo, b);
     }
-    int8_t dom[2] = {(int8_t)rowax, (int8_t)s};
-    if (rowax < 0) dom[0] = (int8_t)s, dom[1] = -1;
-    set_dom(L, dom);
-    SExpr *idx[TS_MAX_RANK];
-    member_idx(L, pc, idx);
-    SExpr *e = value_of(L, pc, idx, true);
-    if (L->failed || e->kind != SX_OP || e->n != 2) continue;
-    Aff d = {0, 0, 0, I(L, 0)};
-    if (!aff_of(L, e->a[0], 1, &d) || !aff_of(L, e->a[1], -1, &d)) continue;
-    if (rowax < 0) d.cj = d.ci, d.ci = 0; /* the stream is i in that domain */
-    int64_t ti = rowax >= 0 ? extent(L, rowax) : 1;
-    if (neutral_when_false(L, c, pass)) {
-      /* all false on tile k  <=>  ck*k + Q >= 0 */
-      int64_t ck;
-      SExpr *Q;
-      switch (cop) {
-      case OP_LE: ck = d.ck, Q = IX(L, IX_SUB, extreme(L, &d, ti, tj, false), I(L, 1)); break; /* min > 0 */
-      case OP_LT: ck = d.ck, Q = extreme(L, &d, ti, tj, false); break;                       /* min >= 0 */
-      case OP_GE: ck = -d.ck, Q = IX(L, IX_SUB, I(L, -1), extreme(L, &d, ti, tj, true)); break; /* max < 0 */
-      default: ck = -d.ck, Q = IX(L, IX_SUB, I(L, 0), extreme(L, &d, ti, tj, true)); break;    /* max <= 0 */
+    const Node *sel2 = sel->in[2];
+    Aff d2;
+    Op cop2;
+    int64_t ti2;
+    if (!side && sel2->op == OP_SELECT && pk->member[sel2->id] && sel2->in[1] == sel->in[1] &&
+        mask_form(L, sel2, &d2, &cop2, &ti2) && neutral_when_false(L, c, sel2->in[0], pass)) {
+      SExpr *b2;
+      int s1 = mask_range(L, &d, cop, ti, &b), s2 = mask_range(L, &d2, cop2, ti2, &b2);
+      if (s1 < 0 && s2 > 0) { /* order them: the one that holds below first */
+        SExpr *t = b;
+        b = b2, b2 = t, s1 = 1, s2 = -1;
       }
-      if (ck > 0) { /* skip k >= ceil(-Q / ck) */
-        SExpr *num = IX(L, IX_MAX, I(L, 0), IX(L, IX_ADD, IX(L, IX_SUB, I(L, 0), Q), I(L, ck - 1)));
-        *hi = IX(L, IX_MIN, *hi, IX(L, IX_DIV, num, I(L, ck)));
-      } else if (ck < 0) { /* skip k <= floor(Q / -ck) */
-        SExpr *num = IX(L, IX_MAX, I(L, 0), IX(L, IX_ADD, Q, I(L, -ck)));
-        *lo = IX(L, IX_MAX, *lo, IX(L, IX_DIV, num, I(L, -ck)));
-      }
+      if (s1 > 0 && s2 > 0) *hi = IX(L, IX_MIN, *hi, IX(L, IX_MAX, b, b2));
+      else if (s1 < 0 && s2 < 0) *lo = IX(L, IX_MAX, *lo, IX(L, IX_MIN, b, b2));
+      else if (s1 > 0 && s2 < 0 && !L->gap_lo[pass]) L->gap_lo[pass] = b, L->gap_hi[pass] = b2;
     }
     /* all true on tile k */
     SExpr *kk = IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, d.ck)), *at;
@@ -1126,6 +1177,18 @@ static void assemble(LP *L, Kernel *k, SExpr **lo, SExpr **hi) {
     lp->hi = hi[p];
     lp->stages = pk->stages ? pk->stages : 2;
     lp->body = L->lists[list_body(p)];
+    if (L->gap_lo[p]) {
+      /* the loop counts the tiles it visits, t in [lo, hi - w); tile k = t
+         below the gap [g0, g0 + w), t + w from it on */
+      SExpr *g0 = IX(L, IX_MIN, IX(L, IX_MAX, L->gap_lo[p], lo[p]), hi[p]);
+      SExpr *w = IX(L, IX_SUB, IX(L, IX_MIN, IX(L, IX_MAX, L->gap_hi[p], g0), hi[p]), g0);
+      SExpr *t = sx_var(L->a, TV_K);
+      SExpr *past = IX(L, IX_MIN, IX(L, IX_MAX, IX(L, IX_ADD, IX(L, IX_SUB, t, g0), I(L, 1)), I(L, 0)), I(L, 1));
+      SExpr *repl[TV_COUNT] = {0};
+      repl[TV_K] = IX(L, IX_ADD, t, IX(L, IX_MUL, past, w));
+      tile_subst_list(L->a, &lp->body, repl);
+      lp->hi = IX(L, IX_SUB, hi[p], w);
+    }
     vec_push(L->a, &k->body, lp);
     StmtList *after = &L->lists[list_after(p)];
     for (int i = 0; i < after->len; i++) vec_push(L->a, &k->body, after->data[i]);
@@ -1510,6 +1573,7 @@ static bool lower_fused(LP *L) {
       hi[0] = IX(L, IX_MIN, hi[0], IX(L, IX_ADD, c0, I(L, per)));
     }
     L->cur = list_after(0);
+    L->gap_lo[0] = L->gap_hi[0] = NULL; /* chunks visit their tiles in order */
     store_partials(L, chunk_of, splits);
     if (L->failed) return false;
     assemble(L, k, lo, hi);

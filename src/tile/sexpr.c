@@ -262,7 +262,7 @@ SExpr *sx_subst_vars(Arena *a, const SExpr *e, SExpr *const repl[TV_COUNT]) {
   return c;
 }
 
-static void subst_list(Arena *a, StmtList *l, SExpr *const repl[TV_COUNT]) {
+void tile_subst_list(Arena *a, StmtList *l, SExpr *const repl[TV_COUNT]) {
   for (int i = 0; i < l->len; i++) {
     Stmt *s = l->data[i];
     s->value = sx_subst_vars(a, s->value, repl);
@@ -276,8 +276,8 @@ static void subst_list(Arena *a, StmtList *l, SExpr *const repl[TV_COUNT]) {
       for (int k = 0; k < s->ngidx; k++) g[k] = sx_subst_vars(a, s->gidx[k], repl);
       s->gidx = g;
     }
-    subst_list(a, &s->body, repl);
-    subst_list(a, &s->orelse, repl);
+    tile_subst_list(a, &s->body, repl);
+    tile_subst_list(a, &s->orelse, repl);
   }
 }
 
@@ -290,7 +290,7 @@ bool tile_fold_grid_at(Arena *a, Kernel *k, int64_t limit) {
   repl[TV_BX] = sx_idx(a, IX_MOD, bx, sx_int(a, gx));
   repl[TV_BY] = sx_idx(a, IX_MOD, sx_idx(a, IX_DIV, bx, sx_int(a, gx)), sx_int(a, gy));
   repl[TV_BZ] = sx_idx(a, IX_DIV, bx, sx_int(a, gx * gy));
-  subst_list(a, &k->body, repl);
+  tile_subst_list(a, &k->body, repl);
   k->grid[0] = gx * gy * gz;
   k->grid[1] = k->grid[2] = 1;
   return true;

@@ -329,6 +329,8 @@ SExpr *sx_load(Arena *a, TBuf *buf, SExpr **idx, int n);
 SExpr *sx_tile(Arena *a, TBuf *buf, SExpr *i, SExpr *j); /* j NULL for rank 1 */
 /* A copy of e with each variable v that repl[v] names replaced by it. */
 SExpr *sx_subst_vars(Arena *a, const SExpr *e, SExpr *const repl[TV_COUNT]);
+/* ... in every expression of every statement of l, nested ones too */
+void tile_subst_list(Arena *a, StmtList *l, SExpr *const repl[TV_COUNT]);
 /* A grid past CUDA's y/z limit (65535) folded into x, the block ids
    recovered from bx by division; false if even x cannot hold it (2^31 - 1). */
 bool tile_fold_grid(Arena *a, Kernel *k);

@@ -68,7 +68,11 @@
  *   ones      every size 1;
  *   scaled    every size divided (rounding up) by the power of two that
  *             brings the largest to 64 (32, 16, 8): the sizes' ratios
- *             stay (a window W = N/4 stays a quarter of N).
+ *             stay (a window W = N/4 stays a quarter of N);
+ *   wide      the same to 512 (256, 128): an axis the plan tiles by 128
+ *             spans several tiles, so loop bounds, skipped tiles and the
+ *             carried state between tiles are exercised (the other
+ *             families fit most streamed axes in one tile).
  * An instance that does not elaborate (a constraint of the program rejects
  * it) is skipped silently, as is one equal to an earlier instance.  Each
  * instance runs `trials` trials of normal inputs and one of each adversarial
@@ -638,9 +642,10 @@ static int64_t shrink(int family, int level, int64_t v, int64_t vmax) {
   case 1: return v <= 2 ? v : aligned[level][c]; /* no tails */
   case 2: return v <= 1 ? v : tails[level][c];   /* tails */
   case 3: return 1;                              /* ones */
-  case 4: {                                      /* scaled: ratios kept */
+  case 4:                                        /* scaled: ratios kept */
+  case 5: {                                      /* wide: ratios kept, several tiles */
     int64_t div = 1;
-    while (vmax / div > (64 >> level)) div *= 2;
+    while (vmax / div > ((family == 4 ? 64 : 512) >> level)) div *= 2;
     return (v + div - 1) / div;
   }
   }
@@ -937,7 +942,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
               entry, nats[k].name, nats[k].name);
       return 1;
     }
-  static const char *family_name[5] = {"as given", "no tails", "tails", "ones", "scaled"};
+  static const char *family_name[6] = {"as given", "no tails", "tails", "ones", "scaled", "wide"};
   int64_t done[5][MAX_NATS], vmax = 1;
   for (int k = 0; k < nn; k++) vmax = nats[k].value > vmax ? nats[k].value : vmax;
   int ndone = 0;
@@ -969,7 +974,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
         structural[k] = probe_matches(c, prog, entry, s, nn, o) == 0;
       }
     }
-  for (int fam = 0; fam < 5; fam++) {
+  for (int fam = 0; fam < 6; fam++) {
     for (int level = 0; level < 4; level++) {
       SizeArg s[MAX_NATS];
       int64_t vals[MAX_NATS];

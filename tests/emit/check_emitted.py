@@ -96,6 +96,7 @@ SMALL = [
     ("examples/attention.lean", "attention", "B=1,H=1,N=1024,D=16"),
     ("examples/causal_attention.lean", "causalAttention", "B=1,H=1,N=512,D=16"),
     ("tests/search/programs.lean", "dropMaskAttention", "B=1,H=1,N=512,D=16"),
+    ("tests/search/programs.lean", "sinkWindowAttention", "B=1,H=1,N=512,D=16,W=128,S=4"),
     ("examples/softcap_window_attention.lean", "softcapWindowAttention", "B=1,H=1,N=512,D=16,W=100"),
     ("examples/gqa_decode.lean", "gqaDecode", "B=1,H=4,Hkv=2,S=4096,D=16"),
     ("examples/matmul_large_k.lean", "matmulLargeK", "M=16,K=32768,N=16"),

@@ -125,3 +125,16 @@ def lnRows (M N : Nat) (x : Tensor [M, N]) (g b : Tensor [N]) : Tensor [M, N] :=
   d * rsqrt (var + 1e-5) * g + b
 
 def ln_few_long_rows := lnRows 4 400000
+
+/-- Sliding-window attention with attention sinks (StreamingLLM): query `i`
+sees the first `S` keys and the `W` keys up to itself.  Written as an "or"
+of two masks inside the causal one; the key loop visits the sink tiles, then
+jumps to the window's. -/
+def sinkWindowAttention (B H N D W S : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=
+  let s := (q ⬝ kᵀ) / sqrt D
+  let i := reshape (iota N) [N, 1]
+  let j := reshape (iota N) [1, N]
+  let s := select (j ≤ i) (select (j < S) s (select (i < j + W) s neginf)) neginf
+  softmax s ⬝ v
+
+def sink_window_attention_big := sinkWindowAttention 2 8 4096 64 1024 4

@@ -183,6 +183,14 @@ static bool params_only(const TileProgram *tp, const Kernel *k) {
   return true;
 }
 
+/* the most trips of any block through kernel 0's first loop (0 without one) */
+static int64_t first_loop_trips(const TileProgram *tp) {
+  const Kernel *k = tp->kernels.data[0];
+  for (int i = 0; i < k->body.len; i++)
+    if (k->body.data[i]->kind == ST_LOOP) return tile_loop_trips_max(k, k->body.data[i]);
+  return 0;
+}
+
 /* kernels that read a program input that is not a Param: passes over the activations */
 static int input_readers(const TileProgram *tp) {
   int n = 0;
@@ -225,13 +233,13 @@ static bool flashnorm(const TileProgram *tp) {
 
 /* ---- the checks ---- */
 
-typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS, INPUT_READERS_AT_MOST } Want;
+typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS, INPUT_READERS_AT_MOST, TRIPS_AT_MOST } Want;
 
 typedef struct Case {
   const char *file, *entry;
   Want want;
   const char *da, *db; /* NO_BUFFER, ONE_KERNEL_STREAMED: the forbidden dimensions (by size name) */
-  int most;            /* KERNELS_AT_MOST, LOOPS_AT_MOST, INPUT_READERS_AT_MOST; COMBINE_BLOCKS: at least */
+  int most;            /* KERNELS_AT_MOST, LOOPS_AT_MOST, INPUT_READERS_AT_MOST, TRIPS_AT_MOST; COMBINE_BLOCKS: at least */
   const char *what;
 } Case;
 
@@ -258,6 +266,12 @@ static const Case cases[] = {
     /* sliding window: both bounds follow the query block */
     {"examples/softcap_window_attention.lean", "softcap_window_attention_4k", WINDOW, NULL, NULL, 0,
      "window: one kernel, key loop over the window (both bounds)"},
+    /* attention sinks beside a sliding window: the sink tile, then the
+       window's (at most 1 + 1024/128 + 1 of the 32 key tiles) */
+    {"tests/search/programs.lean", "sink_window_attention_big", KERNELS_AT_MOST, NULL, NULL, 1,
+     "held-out: sinks + sliding window: one kernel"},
+    {"tests/search/programs.lean", "sink_window_attention_big", TRIPS_AT_MOST, NULL, NULL, 11,
+     "held-out: sinks + sliding window: the key loop jumps from the sinks to the window"},
     /* GQA decode at long context: split keys + combine */
     {"examples/gqa_decode.lean", "gqa_decode_b1", SPLIT, NULL, NULL, 0, "GQA decode: keys split across blocks + combine"},
     {"examples/gqa_decode.lean", "gqa_decode_b1", NO_BUFFER, "S", NULL, 0, "GQA decode: no buffer along the keys"},
@@ -370,6 +384,7 @@ static void run_case(const Case *c) {
   case LOOPS_AT_MOST: ok = loops(tp) <= c->most; break;
   case COMBINE_BLOCKS: ok = combine_blocks(tp) >= c->most; break;
   case INPUT_READERS_AT_MOST: ok = input_readers(tp) <= c->most; break;
+  case TRIPS_AT_MOST: ok = first_loop_trips(tp) > 0 && first_loop_trips(tp) <= c->most; break;
   }
   char what[300];
   snprintf(what, sizeof what, "%s (%d kernel%s)", c->what, kernels(tp), kernels(tp) == 1 ? "" : "s");

@@ -192,13 +192,18 @@ TEST(planted_search_attention_split_kv) {
   }
 }
 
-/* The searched attention at N 1024, D 16: its fused kernel's key loop
-   (NULL if the search did not give one), the kernel in *fused. */
-static Stmt *attention_key_loop(PEnv *e, Kernel **fused) {
-  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
-  TileProgram *tp = searched(e, attn_src, sizes, 2);
+/* The searched program's fused kernel (in *fused) and its first loop, the
+   key loop (NULL if the search did not give them). */
+static Stmt *fused_loop(PEnv *e, const char *src, SizeArg *sizes, int nsizes, Kernel **fused) {
+  TileProgram *tp = searched(e, src, sizes, nsizes);
   *fused = tp ? kernel_of_kind(tp, KERNEL_FUSED) : NULL;
   return *fused ? stmt_of_kind(&(*fused)->body, ST_LOOP, false) : NULL;
+}
+
+/* ... of attention at N 1024, D 16 */
+static Stmt *attention_key_loop(PEnv *e, Kernel **fused) {
+  SizeArg sizes[2] = {{"N", 1024, false}, {"D", 16, false}};
+  return fused_loop(e, attn_src, sizes, 2, fused);
 }
 
 /* In a loop body: the exponent of the map that computes a rescale factor
@@ -240,11 +245,8 @@ TEST(planted_search_causal_mask) {
   for (int bug = -1; bug < 2; bug++) {
     PEnv e;
     SizeArg sizes[2] = {{"N", 512, false}, {"D", 16, false}};
-    TileProgram *tp = searched(&e, causal_src, sizes, 2);
-    REQUIRE(tp);
-    Kernel *fused = kernel_of_kind(tp, KERNEL_FUSED);
-    REQUIRE(fused);
-    Stmt *loop = stmt_of_kind(&fused->body, ST_LOOP, false);
+    Kernel *fused;
+    Stmt *loop = fused_loop(&e, causal_src, sizes, 2, &fused);
     REQUIRE(loop);
     Stmt *spec = stmt_of_kind(&loop->body, ST_IF, false);
     REQUIRE(spec && spec->specialize);
@@ -361,6 +363,38 @@ TEST(planted_search_mean_shift) {
     } else {
       remove_stmt(&loop->body, corr);
       expect_caught(&e, k, "running mean moved without the correction");
+    }
+    arena_free(e.a);
+  }
+}
+
+/* Attention sinks beside a sliding window: the key loop visits the sink
+   tile, then jumps over the tiles no query of the block sees to the
+   window's.  Jumping one tile too far, or stopping one short, must fail. */
+TEST(planted_search_sink_window_gap) {
+  static const char *src = "def f (N D W S : Nat) (q k v : Tensor [N, D]) : Tensor [N, D] :=\n"
+                           "  let i := reshape (iota N) [N, 1]\n"
+                           "  let j := reshape (iota N) [1, N]\n"
+                           "  let s := (q ⬝ kᵀ) / sqrt D\n"
+                           "  softmax (select (j ≤ i) (select (j < S) s (select (i < j + W) s neginf)) neginf) ⬝ v\n";
+  for (int bug = -1; bug < 2; bug++) {
+    PEnv e;
+    SizeArg sizes[4] = {{"N", 1024, false}, {"D", 16, false}, {"W", 256, false}, {"S", 4, false}};
+    Kernel *fused;
+    Stmt *loop = fused_loop(&e, src, sizes, 4, &fused);
+    REQUIRE(loop);
+    /* the loop skips tiles: fewer trips than key tiles */
+    CHECK(tile_loop_trips_max(fused, loop) < 1024 / 128);
+    if (bug < 0) {
+      expect_passes(&e);
+    } else if (bug == 0) { /* past the sink tile, every tile one further */
+      SExpr *k = sx_var(e.a, TV_K), *repl[TV_COUNT] = {0};
+      repl[TV_K] = sx_idx(e.a, IX_ADD, k, sx_idx(e.a, IX_MIN, k, sx_int(e.a, 1)));
+      tile_subst_list(e.a, &loop->body, repl);
+      expect_caught(&e, fused, "the gap one tile too wide");
+    } else {
+      one_short(&e, loop);
+      expect_caught(&e, fused, "the window's last tile dropped");
     }
     arena_free(e.a);
   }
