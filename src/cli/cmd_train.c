@@ -97,7 +97,7 @@ void train_opts(const Opts *o, TrainOpts *to_) {
   TrainOpts to = {.steps = o->steps ? o->steps : 100, .lr = o->lr > 0 ? o->lr : 1e-3, .lr_adam = o->lr_adam,
                   .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = o->wd,
                   .warmup = o->warmup, .clip = o->clip, .seed = o->seed, .log_every = o->log_every ? o->log_every : 10,
-                  .init_dir = o->init_dir, .save_dir = o->save_dir};
+                  .init_dir = o->init_dir, .save_dir = o->save_dir, .exec_f64 = o->exec_f64};
   to.opt = TOPT_ADAMW; /* main.c checked the names */
   if (o->optimizer) train_optimizer_parse(o->optimizer, &to.opt);
   if (to.opt == TOPT_LION) to.beta2 = 0.99;
@@ -157,9 +157,9 @@ int cmd_train(Opts *o) {
     }
     fprintf(csv, "step,loss,lr,grad_norm,seconds,samples_per_s\n");
   }
-  printf("train %s: %d Params, %s parametrization, %s, lr %g (%s schedule%s), %lld steps, seed %llu\n", o->entry, pl.n,
-         o->param_derived ? "derived" : "standard", train_optimizer_name(to.opt), to.lr, train_schedule_name(to.sched),
-         to.warmup ? ", warmup" : "", (long long)to.steps, (unsigned long long)to.seed);
+  printf("train %s: %d Params, %s parametrization, %s, lr %g (%s schedule%s), %lld steps, seed %llu, %s\n", o->entry,
+         pl.n, o->param_derived ? "derived" : "standard", train_optimizer_name(to.opt), to.lr, train_schedule_name(to.sched),
+         to.warmup ? ", warmup" : "", (long long)to.steps, (unsigned long long)to.seed, to.exec_f64 ? "float64" : "float32");
   Logger lg = {csv, isatty(1), to.steps};
   char why[200];
   double loss = train_run(g, &pl, &data, &to, on_log, &lg, why, sizeof why);

@@ -423,10 +423,11 @@ static const Command commands[] = {
      "tilesmith train FILE.lean --entry LOSS [--size ...] (--data NAME=PATH.npy... | --text PATH) [--steps N] [--lr X]\n"
      "                 [--optimizer sgd|adamw|lion|muon] [--param sp|derived --width D=BASE [--depth L=BASE]]\n"
      "                 [--lr-schedule constant|cosine|linear|wsd] [--warmup N] [--wd W] [--clip C] [--seed S] [--csv OUT.csv]\n"
-     "                 [--init DIR] [--save DIR]",
+     "                 [--init DIR] [--save DIR] [--exec f32|f64]",
      "Trains the entry (a loss: one real number) on the CPU: the loss and its\n"
-     "gradients (tilesmith grad) evaluated in one pass of the float64\n"
-     "interpreter each step, the Params initialized and updated as the\n"
+     "gradients (tilesmith grad) evaluated in one pass of the float32\n"
+     "executor each step (sgemm; --exec f64: the float64 interpreter, for\n"
+     "exact comparisons), the Params initialized and updated as the\n"
      "parametrization says: standard (--param sp, the default: 1/sqrt(fan_in)\n"
      "for matrices, gains 1, biases 0, every multiplier 1) or derived from the\n"
      "base sizes as 'tilesmith hparams' prints it (--param derived with --width\n"
@@ -568,6 +569,7 @@ static void print_cmd_help(const Command *c) {
            "  --wd W                weight decay (decoupled; L2 for sgd)\n"
            "  --clip C              clip the global gradient norm at C\n"
            "  --seed S              seed of the initialization and the batch order (default 0)\n"
+           "  --exec E              f32 (default: the float32 executor, sgemm) or f64 (the float64 interpreter)\n"
            "  --log-every K         print and log every K steps (default 10)\n"
            "  --csv OUT.csv         write the logged steps\n"
            "  --init DIR, --save DIR  read / write Params as DIR/NAME.npy\n");
@@ -758,6 +760,9 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--csv", &m)) || m)) {
       if (!v) return usage_error("--csv needs a path");
       o->out = v;
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--exec", &m)) || m)) {
+      if (!v || (strcmp(v, "f32") && strcmp(v, "f64"))) return usage_error("--exec needs f32 or f64");
+      o->exec_f64 = !strcmp(v, "f64");
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--param", &m)) || m)) {
       if (!v || (strcmp(v, "sp") && strcmp(v, "derived"))) return usage_error("--param needs sp or derived");
       o->param_derived = !strcmp(v, "derived");

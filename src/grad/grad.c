@@ -15,9 +15,21 @@
 
 #include "grad.h"
 
+/* The adjoint of a slice x[lo:hi] along axis, for x: kept apart until x's
+   adjoint is complete, so that the slices of one tensor (a stacked weight
+   read as W[l], layer by layer) become one concatenation of their adjoints
+   rather than a sum of zero-padded copies of x (L of them for L layers). */
+typedef struct Piece {
+  int axis;
+  int64_t lo, hi;
+  Node *g;
+  struct Piece *next;
+} Piece;
+
 typedef struct G {
   Graph *g;
   Node **adj;      /* per node id: the adjoint so far, or NULL */
+  Piece **pieces;  /* per node id: slice adjoints not yet added into adj */
   bool *needs;     /* per node id: depends on a Param and is real */
   Pos pos;
 } G;
@@ -197,14 +209,11 @@ static void backward(G *d, Node *n) {
     return;
   }
   case OP_RESHAPE: give(d, a, ir_reshape(d->g, g, &a->shape, d->pos)); return;
-  case OP_SLICE: {
-    /* zeros before and after the slice's place */
-    Node *z = zeros_like(d, a), *parts[3];
-    int np = 0;
-    if (n->lo > 0) parts[np++] = ir_slice(d->g, z, n->axis, 0, n->lo, d->pos);
-    parts[np++] = g;
-    if (n->hi < a->shape.d[n->axis].n) parts[np++] = ir_slice(d->g, z, n->axis, n->hi, a->shape.d[n->axis].n, d->pos);
-    give(d, a, ir_concat(d->g, parts, np, n->axis, d->pos));
+  case OP_SLICE: { /* placed with the other slices of a when a's adjoint is complete (settle) */
+    if (!d->needs[a->id]) return;
+    Piece *pc = arena_alloc(d->g->ctx->arena, sizeof *pc);
+    *pc = (Piece){n->axis, n->lo, n->hi, fit(d, g, n), d->pieces[a->id]};
+    d->pieces[a->id] = pc;
     return;
   }
   case OP_CONCAT: {
@@ -222,6 +231,59 @@ static void backward(G *d, Node *n) {
   }
 }
 
+/* x's slice adjoints into its adjoint: along one axis, sorted, pieces of
+   the same range added, the rest disjoint: one concatenation with zeros in
+   the gaps; otherwise each padded with zeros and added. */
+static void settle(G *d, Node *x) {
+  Piece *list = d->pieces[x->id];
+  if (!list) return;
+  d->pieces[x->id] = NULL;
+  Piece *sorted = NULL; /* insertion sort by (axis, lo, hi) */
+  while (list) {
+    Piece *p = list, **at = &sorted;
+    list = list->next;
+    while (*at && ((*at)->axis < p->axis || ((*at)->axis == p->axis && ((*at)->lo < p->lo ||
+                                                                       ((*at)->lo == p->lo && (*at)->hi <= p->hi)))))
+      at = &(*at)->next;
+    p->next = *at;
+    *at = p;
+  }
+  for (Piece *p = sorted; p && p->next;) /* the same range twice: one piece */
+    if (p->next->axis == p->axis && p->next->lo == p->lo && p->next->hi == p->hi) {
+      p->g = bin(d, OP_ADD, p->g, p->next->g);
+      p->next = p->next->next;
+    } else {
+      p = p->next;
+    }
+  bool one = true;
+  for (Piece *p = sorted; p && p->next; p = p->next) one &= p->next->axis == p->axis && p->next->lo >= p->hi;
+  Node *z = zeros_like(d, x);
+  int64_t len = x->shape.d[sorted->axis].n;
+  if (one) {
+    int n = 0, cap = 1;
+    for (Piece *p = sorted; p; p = p->next) cap += 2;
+    Node **parts = arena_alloc(d->g->ctx->arena, sizeof(Node *) * (size_t)cap);
+    int64_t at = 0;
+    for (Piece *p = sorted; p; p = p->next) {
+      if (p->lo > at) parts[n++] = ir_slice(d->g, z, p->axis, at, p->lo, d->pos);
+      parts[n++] = p->g;
+      at = p->hi;
+    }
+    if (at < len) parts[n++] = ir_slice(d->g, z, sorted->axis, at, len, d->pos);
+    give(d, x, n == 1 ? parts[0] : ir_concat(d->g, parts, n, sorted->axis, d->pos));
+    return;
+  }
+  for (Piece *p = sorted; p; p = p->next) {
+    Node *parts[3];
+    int n = 0;
+    int64_t plen = x->shape.d[p->axis].n;
+    if (p->lo > 0) parts[n++] = ir_slice(d->g, z, p->axis, 0, p->lo, d->pos);
+    parts[n++] = p->g;
+    if (p->hi < plen) parts[n++] = ir_slice(d->g, z, p->axis, p->hi, plen, d->pos);
+    give(d, x, n == 1 ? parts[0] : ir_concat(d->g, parts, n, p->axis, d->pos));
+  }
+}
+
 Grads grad_build(Graph *g) {
   Node *out = g->output;
   G d = {.g = g, .pos = out->pos};
@@ -235,6 +297,7 @@ Grads grad_build(Graph *g) {
   int n0 = g->nnodes;
   d.adj = arena_alloc(g->ctx->arena, sizeof(Node *) * (size_t)n0);
   d.needs = arena_alloc(g->ctx->arena, sizeof(bool) * (size_t)n0);
+  d.pieces = arena_alloc(g->ctx->arena, sizeof(Piece *) * (size_t)n0);
   for (int i = 0; i < n0; i++) {
     Node *n = g->nodes[i];
     bool need = n->op == OP_INPUT && n->role == ROLE_PARAM;
@@ -250,8 +313,10 @@ Grads grad_build(Graph *g) {
   at_source(&d, out);
   if (d.needs[out->id]) {
     d.adj[out->id] = fit(&d, K(&d, 1), out);
-    for (int i = out->id; i >= 0; i--)
+    for (int i = out->id; i >= 0; i--) {
+      settle(&d, g->nodes[i]);
       if (d.adj[i] && d.needs[i]) backward(&d, g->nodes[i]);
+    }
   }
   int k = 0;
   for (int i = 0; i < g->ninputs; i++) {

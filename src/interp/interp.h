@@ -41,6 +41,12 @@ Tensor *interp_run_ex(Graph *g, Tensor **inputs, Tensor **given, const Node *tar
    through g->ctx on an error. */
 void interp_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out);
 
+/* The same in float32 (exec32.c, the trainer's executor): inputs and
+   outputs are float64 Tensors, every value in between float32, products by
+   sgemm.  Same contract and errors; results differ from interp_run_many's
+   by float32 rounding. */
+void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out);
+
 /* Running error analysis (bound.c): evaluates `target` as interp_run_ex
    does (given values and inputs are exact) and, in *bound (same shape,
    caller frees), a first-order bound per element on |computed - exact| for

@@ -6,7 +6,8 @@
  * forward scale: the readout's output multiplier, the branch multiplier on
  * the last matrix of each residual block; a multiplier of a product's
  * operand is one of its output); the loss and every gradient in one pass
- * (interp_run_many); the gradients of the stored values (times the scale);
+ * (exec32_run_many, float32 and sgemm; interp_run_many, the float64
+ * interpreter, with exec_f64); the gradients of the stored values (times the scale);
  * a global-norm clip; then each Param's update.  The optimizers follow
  * PyTorch's definitions (torch.optim.SGD with momentum and L2 weight decay,
  * AdamW with decoupled decay and bias correction, Lion (Chen et al. 2023),
@@ -247,7 +248,7 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
       if (ps[k].eff != ps[k].value)
         for (int64_t i = 0; i < ps[k].n; i++) ps[k].eff->data[i] = ps[k].scale * ps[k].value->data[i];
     bool watching = o->on_watch && (step == 0 || step + 1 == o->steps);
-    interp_run_many(g, inputs, targets, watching ? nt : gr.n + 1, outs);
+    (o->exec_f64 ? interp_run_many : exec32_run_many)(g, inputs, targets, watching ? nt : gr.n + 1, outs);
     for (int w = 0; watching && w < o->nwatch; w++) {
       const Tensor *t = outs[gr.n + 1 + w];
       double ss = 0;

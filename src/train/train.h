@@ -49,6 +49,7 @@ typedef struct TrainOpts {
   int64_t log_every;
   const char *init_dir;      /* Params read from DIR/NAME.npy where there (else drawn) */
   const char *save_dir;      /* the trained Params written to DIR/NAME.npy (float64) */
+  bool exec_f64;             /* the step in the float64 interpreter, not the float32 executor */
   /* a coordinate check: the RMS of each watched node's value on the step's
      batch, before the first update and at the last step, to on_watch */
   Node *const *watch;

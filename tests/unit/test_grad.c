@@ -267,3 +267,105 @@ TEST(grad_pow_at_a_zero_base) {
   for (int i = 0; i < e.g->ninputs; i++) tensor_free(in[i]);
   arena_free(e.a);
 }
+
+/* ---- the float32 executor against the float64 interpreter ---- */
+
+/* The largest difference between exec32_run_many and interp_run_many over
+   the loss and its gradients of the built graph, relative to each value's
+   largest magnitude (the loss's: at least 1, the size of its terms), or
+   INFINITY if building or running failed. */
+static double exec32_error(Build build, int i, int j) {
+  GEnv e;
+  genv_init(&e);
+  volatile double w = INFINITY;
+  Tensor *in[16] = {0}, *a[16] = {0}, *b[16] = {0};
+  if (!setjmp(e.jb)) {
+    build(&e, i, j);
+    Grads gr = grad_build(e.g);
+    Node *targets[16];
+    int nt = 0;
+    targets[nt++] = e.g->output;
+    for (int k = 0; k < gr.n && nt < 16; k++) targets[nt++] = gr.grad[k];
+    interp_random_inputs(e.g, in, 1, true);
+    interp_run_many(e.g, in, targets, nt, a);
+    exec32_run_many(e.g, in, targets, nt, b);
+    double worst_rel = 0;
+    for (int t = 0; t < nt; t++) {
+      double scale = 0, diff = 0;
+      int64_t n = shape_numel(&a[t]->shape);
+      for (int64_t q = 0; q < n; q++) scale = fmax(scale, fabs(a[t]->data[q]));
+      if (t == 0) scale = fmax(scale, 1); /* the loss sums O(1) terms that may cancel */
+      for (int64_t q = 0; q < n; q++) diff = fmax(diff, fabs(a[t]->data[q] - b[t]->data[q]));
+      worst_rel = fmax(worst_rel, diff / (scale + 1e-30));
+    }
+    w = worst_rel;
+  }
+  for (int k = 0; k < 16; k++) tensor_free(in[k]), tensor_free(a[k]), tensor_free(b[k]);
+  arena_free(e.a);
+  return w;
+}
+
+/* every primitive's loss and gradients, in float32, within float32 rounding */
+TEST(exec32_matches_the_interpreter) {
+  double w = 0;
+  for (int i = 0; i < (int)(sizeof unary_ops / sizeof unary_ops[0]); i++) w = fmax(w, exec32_error(build_unary, i, 0));
+  for (int i = 0; i < (int)(sizeof binary_ops / sizeof binary_ops[0]); i++)
+    for (int j = 0; j < 4; j++) w = fmax(w, exec32_error(build_binary, i, j));
+  for (int c = 0; c < 7; c++) w = fmax(w, exec32_error(build_reduce_select_product, c, 0));
+  for (int c = 0; c < 5; c++) w = fmax(w, exec32_error(build_layout, c, 0));
+  if (w > 1e-5 || getenv("VERIFY_SHOW")) fprintf(stderr, "  exec32 against float64: worst %.3g of a value's scale\n", w);
+  CHECK(w <= 1e-5);
+  CHECK(w > 0); /* it does run in float32 */
+}
+
+/* ---- slices of one tensor ---- */
+
+/* p [6, 3] read as p[l] for every l (and, in case 1, p[1] once more and
+   p[0:4] overlapping them): the loss sums each read times its own weights */
+static void build_slices(GEnv *e, int c, int j) {
+  (void)j;
+  Node *p = param(e, "p", sh(2, 6, 3, 0)), *acc = NULL;
+  int64_t ranges[8][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {1, 2}, {0, 4}};
+  int n = c == 0 ? 6 : 8;
+  for (int l = 0; l < n; l++) {
+    Node *s = ir_slice(e->g, p, 0, ranges[l][0], ranges[l][1], P0);
+    Node *w = tensor(e, arena_printf(e->a, "w%d", l), s->shape);
+    Node *t = ir_reduce(e->g, OP_SUM, ir_reduce(e->g, OP_SUM, ir_binary(e->g, OP_MUL, s, w, P0), 1, P0), 0, P0);
+    acc = acc ? ir_binary(e->g, OP_ADD, acc, t, P0) : t;
+  }
+  e->g->output = acc;
+}
+
+/* Nodes of p's full shape that add two tensors, in the cone of p's gradient. */
+static int full_adds(Graph *g, Node *grad, const Shape *full) {
+  bool *seen = calloc((size_t)g->nnodes, sizeof *seen);
+  Node *stack[4096];
+  int sp = 0, n = 0;
+  stack[sp++] = grad;
+  while (sp) {
+    Node *x = stack[--sp];
+    if (seen[x->id]) continue;
+    seen[x->id] = true;
+    n += x->op == OP_ADD && shape_equal(&x->shape, full);
+    for (int k = 0; k < x->nin && sp < 4096; k++) stack[sp++] = x->in[k];
+  }
+  free(seen);
+  return n;
+}
+
+TEST(grad_slices_of_one_tensor_concatenated) {
+  for (int c = 0; c < 2; c++) CHECK(case_error(build_slices, c, 0) <= 1e-6);
+  /* the six disjoint slices: one concatenation, no sum of padded copies */
+  GEnv e;
+  genv_init(&e);
+  if (!setjmp(e.jb)) {
+    build_slices(&e, 0, 0);
+    Grads gr = grad_build(e.g);
+    REQUIRE(gr.n == 1);
+    CHECK(full_adds(e.g, gr.grad[0], &gr.param[0]->shape) == 0);
+    CHECK(gr.grad[0]->op == OP_CONCAT && gr.grad[0]->nin == 6);
+  } else {
+    CHECK(false);
+  }
+  arena_free(e.a);
+}

@@ -1,0 +1,416 @@
+/*
+ * exec32.c: the float32 executor of the graph IR, for training on the CPU.
+ *
+ * Design.  The same walk as the float64 interpreter (interp.c): nodes in id
+ * order, only those the targets depend on, each intermediate freed after
+ * its last use, broadcasting through the strided iterator (iter.h).  Values
+ * are float arrays; integers and booleans are held exactly as floats up to
+ * 2^24 (an index past that is refused).  Matrix products go to OpenBLAS
+ * sgemm, which uses the machine's cores; elementwise kernels are loops over
+ * contiguous operands with the op chosen outside the loop, so the compiler
+ * vectorizes them, and take the strided path only where an operand is
+ * broadcast.  Reductions fold in float32 as PyTorch's CPU kernels do
+ * (pairwise within a row is not attempted: a row's sum of n terms errs by
+ * about n·2^-24 relative, the bound a test of this file allows).
+ *
+ * The op semantics are the interpreter's (NaN wins max and min, relu keeps
+ * NaN, a stable sigmoid); where they differ it is rounding alone.  The
+ * interpreter stays the reference: tests compare the two on every example's
+ * loss and gradients.  Errors (a gather index out of range, a tensor too
+ * large) unwind through g->ctx after freeing what the run holds.
+ */
+#include "interp.h"
+#include "iter.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ELEMS ((int64_t)1 << 30)
+
+typedef struct X32 {
+  Graph *g;
+  Ctx *ctx;
+  Tensor **inputs;
+  float **val; /* per node id, owned */
+  int *uses;
+  bool *live, *keep;
+} X32;
+
+static int64_t numel(const Shape *s) { return shape_numel(s); }
+
+static void x32_free(X32 *x) {
+  if (!x) return;
+  if (x->val)
+    for (int i = 0; i < x->g->nnodes; i++) free(x->val[i]);
+  free(x->val);
+  free(x->uses);
+  free(x->live);
+  free(x->keep);
+  free(x);
+}
+
+static float *alloc(X32 *x, const Node *n) {
+  int64_t N = numel(&n->shape);
+  if (N < 0 || N > MAX_ELEMS)
+    ts_error(x->ctx, n->site, "tensor of %lld elements is too large for the float32 executor", (long long)N);
+  float *p = malloc((size_t)(N > 0 ? N : 1) * sizeof(float));
+  if (!p) ts_error(x->ctx, n->site, "out of memory allocating a tensor of %lld elements", (long long)N);
+  x->val[n->id] = p;
+  return p;
+}
+
+static const float *in(const X32 *x, const Node *n, int i) { return x->val[n->in[i]->id]; }
+
+/* ---- elementwise ---- */
+
+static float sigmoidf(float v) {
+  if (v >= 0) return 1.0f / (1.0f + expf(-v));
+  float e = expf(v);
+  return e / (1.0f + e);
+}
+
+static void unary(X32 *x, const Node *n) {
+  const float *a = in(x, n, 0);
+  float *o = alloc(x, n);
+  int64_t N = numel(&n->shape);
+#define LOOP(expr)                                   \
+  for (int64_t i = 0; i < N; i++) {                  \
+    float v = a[i];                                  \
+    o[i] = (expr);                                   \
+  }                                                  \
+  return;
+  switch (n->op) {
+  case OP_NEG: LOOP(-v)
+  case OP_EXP: LOOP(expf(v))
+  case OP_LOG: LOOP(logf(v))
+  case OP_SQRT: LOOP(sqrtf(v))
+  case OP_RSQRT: LOOP(1.0f / sqrtf(v))
+  case OP_TANH: LOOP(tanhf(v))
+  case OP_ERF: LOOP(erff(v))
+  case OP_SIGMOID: LOOP(sigmoidf(v))
+  case OP_RELU: LOOP(isnan(v) || v > 0 ? v : 0.0f)
+  case OP_ABS: LOOP(fabsf(v))
+  case OP_CAST: LOOP(v)
+  default: break;
+  }
+#undef LOOP
+  ts_fatal(x->ctx, "exec32: '%s' is not a unary op", op_info[n->op].name);
+}
+
+static inline float fmaxn(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a >= b ? a : b; }
+static inline float fminn(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a <= b ? a : b; }
+
+/* o[j] = a[j*sa] op b[j*sb] over a row of len; the op chosen once per row. */
+static void binary_row(Op op, float *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len) {
+#define ROW(expr)                                     \
+  for (int64_t j = 0; j < len; j++) {                 \
+    float u = a[j * sa], v = b[j * sb];               \
+    o[j] = (expr);                                    \
+  }                                                   \
+  return;
+  switch (op) {
+  case OP_ADD: ROW(u + v)
+  case OP_SUB: ROW(u - v)
+  case OP_MUL: ROW(u * v)
+  case OP_DIV: ROW(u / v)
+  case OP_POW: ROW(powf(u, v))
+  case OP_MAX: ROW(fmaxn(u, v))
+  case OP_MIN: ROW(fminn(u, v))
+  case OP_LT: ROW((float)(u < v))
+  case OP_LE: ROW((float)(u <= v))
+  case OP_GT: ROW((float)(u > v))
+  case OP_GE: ROW((float)(u >= v))
+  case OP_EQ: ROW((float)(u == v))
+  case OP_NE: ROW((float)(u != v))
+  default: break;
+  }
+#undef ROW
+}
+
+static void binary(X32 *x, const Node *n) {
+  const Node *na = n->in[0], *nb = n->in[1];
+  const float *a = in(x, n, 0), *b = in(x, n, 1);
+  float *o = alloc(x, n);
+  int64_t N = numel(&n->shape), Na = numel(&na->shape), Nb = numel(&nb->shape);
+  /* contiguous operands, or a scalar one: one row over everything */
+  if ((Na == N || Na == 1) && (Nb == N || Nb == 1) && (Na == N ? shape_equal(&na->shape, &n->shape) : true) &&
+      (Nb == N ? shape_equal(&nb->shape, &n->shape) : true)) {
+    binary_row(n->op, o, a, Na == 1 ? 0 : 1, b, Nb == 1 ? 0 : 1, N);
+    return;
+  }
+  Iter it;
+  iter_init(&it, &n->shape);
+  iter_bcast(&it, 0, &na->shape, 1);
+  iter_bcast(&it, 1, &nb->shape, 1);
+  int64_t len = iter_len(&it), sa = iter_inner(&it, 0), sb = iter_inner(&it, 1);
+  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 2))
+    binary_row(n->op, o + i, a + it.off[0], sa, b + it.off[1], sb, len);
+}
+
+static void select3(X32 *x, const Node *n) {
+  const float *c = in(x, n, 0), *a = in(x, n, 1), *b = in(x, n, 2);
+  float *o = alloc(x, n);
+  int64_t N = numel(&n->shape);
+  Iter it;
+  iter_init(&it, &n->shape);
+  for (int k = 0; k < 3; k++) iter_bcast(&it, k, &n->in[k]->shape, 1);
+  int64_t len = iter_len(&it), sc = iter_inner(&it, 0), sa = iter_inner(&it, 1), sb = iter_inner(&it, 2);
+  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 3)) {
+    const float *pc = c + it.off[0], *pa = a + it.off[1], *pb = b + it.off[2];
+    for (int64_t j = 0; j < len; j++) o[i + j] = pc[j * sc] != 0 ? pa[j * sa] : pb[j * sb];
+  }
+}
+
+/* ---- reductions, products, layout ---- */
+
+static void reduce(X32 *x, const Node *n) {
+  const Node *na = n->in[0];
+  const float *a = in(x, n, 0);
+  int ax = n->axis;
+  int64_t len = na->shape.d[ax].n, outer = dims_prod(&na->shape, 0, ax),
+          inner = dims_prod(&na->shape, ax + 1, na->shape.rank);
+  float *o = alloc(x, n);
+  const Monoid *m = op_monoid(n->op);
+  if (len == 0) {
+    if (!isfinite(m->identity) && outer * inner > 0)
+      ts_error(x->ctx, n->site, "%s over an empty axis (axis %d has size 0)", op_info[n->op].name, ax);
+    for (int64_t i = 0; i < outer * inner; i++) o[i] = (float)m->identity;
+    return;
+  }
+  for (int64_t q = 0; q < outer; q++) {
+    float *acc = o + q * inner;
+    const float *src = a + q * len * inner;
+    memcpy(acc, src, (size_t)inner * sizeof(float));
+    for (int64_t k = 1; k < len; k++) {
+      const float *row = src + k * inner;
+      switch (m->combine) {
+      case OP_ADD:
+        for (int64_t i = 0; i < inner; i++) acc[i] += row[i];
+        break;
+      case OP_MAX:
+        for (int64_t i = 0; i < inner; i++) acc[i] = isnan(row[i]) || row[i] > acc[i] ? row[i] : acc[i];
+        break;
+      case OP_MIN:
+        for (int64_t i = 0; i < inner; i++) acc[i] = isnan(row[i]) || row[i] < acc[i] ? row[i] : acc[i];
+        break;
+      default: ts_fatal(x->ctx, "exec32: a monoid combining by '%s'", op_info[m->combine].name);
+      }
+    }
+  }
+}
+
+static Shape batch_of(const Shape *s) {
+  Shape b = *s;
+  b.rank = s->rank - 2;
+  return b;
+}
+
+static void matmul(X32 *x, const Node *n) {
+  const Node *na = n->in[0], *nb = n->in[1];
+  const float *a = in(x, n, 0), *b = in(x, n, 1);
+  int ra = na->shape.rank, rb = nb->shape.rank;
+  int64_t m = na->shape.d[ra - 2].n, k = na->shape.d[ra - 1].n, nn = nb->shape.d[rb - 1].n;
+  float *o = alloc(x, n);
+  if (m > INT_MAX || k > INT_MAX || nn > INT_MAX) ts_error(x->ctx, n->site, "matrix dimension too large for BLAS");
+  if (k == 0) memset(o, 0, (size_t)numel(&n->shape) * sizeof(float));
+  if (m == 0 || k == 0 || nn == 0) return;
+  Shape bo = batch_of(&n->shape), ba = batch_of(&na->shape), bb = batch_of(&nb->shape);
+  Iter it;
+  iter_init(&it, &bo);
+  iter_bcast(&it, 0, &ba, m * k);
+  iter_bcast(&it, 1, &bb, k * nn);
+  int64_t nbatch = dims_prod(&bo, 0, bo.rank);
+  for (int64_t i = 0; i < nbatch; i++, iter_next(&it, 2))
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)nn, (int)k, 1.0f, a + it.off[0], (int)k,
+                b + it.off[1], (int)nn, 0.0f, o + i * m * nn, (int)nn);
+}
+
+static void permute(X32 *x, const Node *n) {
+  const Node *na = n->in[0];
+  const float *a = in(x, n, 0);
+  float *o = alloc(x, n);
+  int64_t st[TS_MAX_RANK], N = numel(&n->shape);
+  row_strides(&na->shape, st);
+  Iter it;
+  iter_init(&it, &n->shape);
+  for (int i = 0; i < n->shape.rank; i++) it.st[0][i] = st[n->perm[i]];
+  int64_t len = iter_len(&it), sa = iter_inner(&it, 0);
+  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 1))
+    for (int64_t j = 0; j < len; j++) o[i + j] = a[it.off[0] + j * sa];
+}
+
+static void slice(X32 *x, const Node *n) {
+  const Node *na = n->in[0];
+  const float *a = in(x, n, 0);
+  int ax = n->axis;
+  int64_t outer = dims_prod(&na->shape, 0, ax), inner = dims_prod(&na->shape, ax + 1, na->shape.rank);
+  int64_t len = na->shape.d[ax].n, w = n->hi - n->lo;
+  float *o = alloc(x, n);
+  for (int64_t q = 0; q < outer; q++)
+    memcpy(o + q * w * inner, a + (q * len + n->lo) * inner, (size_t)(w * inner) * sizeof(float));
+}
+
+static void concat(X32 *x, const Node *n) {
+  int ax = n->axis;
+  float *o = alloc(x, n), *dst = o;
+  int64_t outer = dims_prod(&n->shape, 0, ax), inner = dims_prod(&n->shape, ax + 1, n->shape.rank);
+  for (int64_t q = 0; q < outer; q++)
+    for (int i = 0; i < n->nin; i++) {
+      int64_t chunk = n->in[i]->shape.d[ax].n * inner;
+      memcpy(dst, in(x, n, i) + q * chunk, (size_t)chunk * sizeof(float));
+      dst += chunk;
+    }
+}
+
+static void gather(X32 *x, const Node *n) {
+  const Node *nx = n->in[0], *ni = n->in[1];
+  const float *xv = in(x, n, 0), *iv = in(x, n, 1);
+  float *o = alloc(x, n);
+  int ax = n->axis, xax = ax - (n->shape.rank - nx->shape.rank);
+  int64_t xst[TS_MAX_RANK], N = numel(&n->shape), size = nx->shape.d[xax].n;
+  row_strides(&nx->shape, xst);
+  Iter it;
+  iter_init(&it, &n->shape);
+  iter_bcast(&it, 0, &ni->shape, 1);
+  iter_bcast(&it, 1, &nx->shape, 1);
+  it.st[1][ax] = 0;
+  int64_t len = iter_len(&it), si = iter_inner(&it, 0), sx = iter_inner(&it, 1);
+  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 2))
+    for (int64_t j = 0; j < len; j++) {
+      float v = iv[it.off[0] + j * si];
+      if (!(v >= 0 && v < (float)size) || v != floorf(v))
+        ts_error(x->ctx, n->site, "gather index %lld out of range [0, %lld)", isnan(v) ? -1LL : (long long)v,
+                 (long long)size);
+      o[i + j] = xv[it.off[1] + j * sx + (int64_t)v * xst[xax]];
+    }
+}
+
+static void leaf(X32 *x, const Node *n) {
+  float *o = alloc(x, n);
+  int64_t N = numel(&n->shape);
+  switch (n->op) {
+  case OP_INPUT: {
+    const Tensor *t = x->inputs ? x->inputs[n->input_index] : NULL;
+    char want[256], got[256];
+    if (!t) ts_error(x->ctx, n->site, "no value given for input '%s'", n->name);
+    if (!shape_equal(&t->shape, &n->shape))
+      ts_error(x->ctx, n->site, "input '%s' has shape %s, expected %s", n->name, shape_str(&t->shape, got, sizeof got),
+               shape_str(&n->shape, want, sizeof want));
+    bool index = n->kind != EK_REAL;
+    for (int64_t i = 0; i < N; i++) {
+      if (index && fabs(t->data[i]) > 16777216.0)
+        ts_error(x->ctx, n->site, "input '%s' holds %g, past float32's exact integers", n->name, t->data[i]);
+      o[i] = (float)t->data[i];
+    }
+    return;
+  }
+  case OP_CONST: o[0] = (float)n->value; return;
+  case OP_IOTA:
+    if (N > 16777216) ts_error(x->ctx, n->site, "iota %lld is past float32's exact integers", (long long)N);
+    for (int64_t i = 0; i < N; i++) o[i] = (float)i;
+    return;
+  default: break;
+  }
+}
+
+static void eval(X32 *x, const Node *n) {
+  switch (op_info[n->op].cls) {
+  case OPC_LEAF: leaf(x, n); return;
+  case OPC_UNARY: unary(x, n); return;
+  case OPC_BINARY:
+  case OPC_COMPARE: binary(x, n); return;
+  case OPC_SELECT: select3(x, n); return;
+  case OPC_REDUCE: reduce(x, n); return;
+  case OPC_MATMUL: matmul(x, n); return;
+  case OPC_CONCAT: concat(x, n); return;
+  case OPC_GATHER: gather(x, n); return;
+  case OPC_LAYOUT:
+    switch (n->op) {
+    case OP_PERMUTE: permute(x, n); return;
+    case OP_SLICE: slice(x, n); return;
+    case OP_RESHAPE: /* same elements, row-major */
+      memcpy(alloc(x, n), in(x, n, 0), (size_t)numel(&n->shape) * sizeof(float));
+      return;
+    default: break;
+    }
+    break;
+  }
+  ts_fatal(x->ctx, "exec32: node %%%d has an op it does not run ('%s')", n->id, op_info[n->op].name);
+}
+
+/* ---- the run ---- */
+
+static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
+  Graph *g = x->g;
+  int last = -1;
+  for (int i = 0; i < nt; i++) {
+    x->keep[targets[i]->id] = x->live[targets[i]->id] = true;
+    if (targets[i]->id > last) last = targets[i]->id;
+  }
+  for (int i = last; i >= 0; i--) {
+    const Node *n = g->nodes[i];
+    if (!x->live[i]) continue;
+    for (int j = 0; j < n->nin; j++) x->live[n->in[j]->id] = true, x->uses[n->in[j]->id]++;
+  }
+  for (int i = 0; i <= last; i++) {
+    const Node *n = g->nodes[i];
+    if (!x->live[i]) continue;
+    ts_step(x->ctx, n->pos);
+    eval(x, n);
+    for (int j = 0; j < n->nin; j++) {
+      int a = n->in[j]->id;
+      if (--x->uses[a] == 0 && !x->keep[a]) free(x->val[a]), x->val[a] = NULL;
+    }
+  }
+  for (int i = 0; i < nt; i++) {
+    const Node *n = targets[i];
+    Tensor *t = tensor_new(&n->shape, n->kind);
+    if (!t) ts_error(x->ctx, n->site, "out of memory returning a tensor");
+    out[i] = t; /* the caller's from here: freed by it on an unwind */
+    int64_t N = numel(&n->shape);
+    for (int64_t e = 0; e < N; e++) t->data[e] = x->val[n->id][e];
+  }
+}
+
+void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out) {
+  static bool heap_kept;
+  if (!heap_kept) {
+    /* a training step frees and allocates the same large buffers every
+       step: kept in the heap instead of mapped and unmapped each time (the
+       kernel's page faults on fresh mappings took most of the step) */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    heap_kept = true;
+  }
+  size_t nn = (size_t)(g->nnodes > 0 ? g->nnodes : 1);
+  X32 *x = calloc(1, sizeof *x);
+  if (x) {
+    x->g = g, x->ctx = g->ctx, x->inputs = inputs;
+    x->val = calloc(nn, sizeof *x->val);
+    x->uses = calloc(nn, sizeof *x->uses);
+    x->live = calloc(nn, sizeof *x->live);
+    x->keep = calloc(nn, sizeof *x->keep);
+  }
+  if (!x || !x->val || !x->uses || !x->live || !x->keep) {
+    x32_free(x);
+    ts_fatal(g->ctx, "out of memory starting the float32 executor");
+  }
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  Ctx *c = g->ctx;
+  jmp_buf here;
+  jmp_buf *volatile prev = c->unwind;
+  if (prev && setjmp(here)) {
+    c->unwind = prev;
+    for (int i = 0; i < n; i++) tensor_free(out[i]), out[i] = NULL;
+    x32_free(x);
+    longjmp(*prev, 1);
+  }
+  if (prev) c->unwind = &here;
+  run(x, targets, n, out);
+  c->unwind = prev;
+  x32_free(x);
+}
