@@ -3,7 +3,11 @@
  *
  * Design.  The same walk as the float64 interpreter (interp.c): nodes in id
  * order, only those the targets depend on, each intermediate freed after
- * its last use, broadcasting through the strided iterator (iter.h).  Values
+ * its last use, broadcasting through the strided iterator (iter.h).  A
+ * reshape, and a slice of a contiguous range (a layer's W[l]), is a view
+ * of its operand's block, which is freed when no value in it is needed; a
+ * transpose of the last two dimensions that only products read is one too,
+ * which sgemm reads transposed (a backward pass's g ⬝ Wᵀ copies nothing).  Values
  * are float arrays; integers and booleans are held exactly as floats up to
  * 2^24 (an index past that is refused).  Matrix products go to OpenBLAS
  * sgemm, which uses the machine's cores; elementwise kernels are loops over
@@ -35,21 +39,29 @@ typedef struct X32 {
   Graph *g;
   Ctx *ctx;
   Tensor **inputs;
-  float **val; /* per node id, owned */
+  float **val;  /* per node id: its values (in its own block, or a view into another's) */
+  float **block; /* per node id: the block it allocated (NULL: none, or freed) */
+  int *owner;   /* per node id: the node whose block holds its values */
+  int *views;   /* per block owner: values alive in it */
   int *uses;
   bool *live, *keep;
+  bool *trans;   /* per node id: a transpose of the last two dimensions left to sgemm (val is its operand's) */
 } X32;
 
 static int64_t numel(const Shape *s) { return shape_numel(s); }
 
 static void x32_free(X32 *x) {
   if (!x) return;
-  if (x->val)
-    for (int i = 0; i < x->g->nnodes; i++) free(x->val[i]);
+  if (x->block)
+    for (int i = 0; i < x->g->nnodes; i++) free(x->block[i]);
   free(x->val);
+  free(x->block);
+  free(x->owner);
+  free(x->views);
   free(x->uses);
   free(x->live);
   free(x->keep);
+  free(x->trans);
   free(x);
 }
 
@@ -59,11 +71,29 @@ static float *alloc(X32 *x, const Node *n) {
     ts_error(x->ctx, n->site, "tensor of %lld elements is too large for the float32 executor", (long long)N);
   float *p = malloc((size_t)(N > 0 ? N : 1) * sizeof(float));
   if (!p) ts_error(x->ctx, n->site, "out of memory allocating a tensor of %lld elements", (long long)N);
-  x->val[n->id] = p;
+  x->val[n->id] = x->block[n->id] = p;
+  x->owner[n->id] = n->id;
+  x->views[n->id] = 1;
   return p;
 }
 
 static const float *in(const X32 *x, const Node *n, int i) { return x->val[n->in[i]->id]; }
+
+/* n's values are its operand's from element `at` on (a reshape, or a slice
+   of a contiguous range): no copy, the operand's block lives on. */
+static void view(X32 *x, const Node *n, int64_t at) {
+  int a = n->in[0]->id, o = x->owner[a];
+  x->val[n->id] = x->val[a] + at;
+  x->owner[n->id] = o;
+  x->views[o]++;
+}
+
+/* A value no longer needed: its block goes when no view of it is left. */
+static void drop(X32 *x, int id) {
+  int o = x->owner[id];
+  x->val[id] = NULL;
+  if (--x->views[o] == 0) free(x->block[o]), x->block[o] = NULL;
+}
 
 /* ---- elementwise ---- */
 
@@ -209,9 +239,19 @@ static Shape batch_of(const Shape *s) {
   return b;
 }
 
+/* Does permute n swap the last two dimensions only? */
+static bool swaps_last_two(const Node *n) {
+  int r = n->shape.rank;
+  if (n->op != OP_PERMUTE || r < 2 || n->perm[r - 1] != r - 2 || n->perm[r - 2] != r - 1) return false;
+  for (int i = 0; i < r - 2; i++)
+    if (n->perm[i] != i) return false;
+  return true;
+}
+
 static void matmul(X32 *x, const Node *n) {
   const Node *na = n->in[0], *nb = n->in[1];
   const float *a = in(x, n, 0), *b = in(x, n, 1);
+  bool ta = x->trans[na->id], tb = x->trans[nb->id]; /* read transposed from the permute's operand */
   int ra = na->shape.rank, rb = nb->shape.rank;
   int64_t m = na->shape.d[ra - 2].n, k = na->shape.d[ra - 1].n, nn = nb->shape.d[rb - 1].n;
   float *o = alloc(x, n);
@@ -225,11 +265,16 @@ static void matmul(X32 *x, const Node *n) {
   iter_bcast(&it, 1, &bb, k * nn);
   int64_t nbatch = dims_prod(&bo, 0, bo.rank);
   for (int64_t i = 0; i < nbatch; i++, iter_next(&it, 2))
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)nn, (int)k, 1.0f, a + it.off[0], (int)k,
-                b + it.off[1], (int)nn, 0.0f, o + i * m * nn, (int)nn);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)k,
+                1.0f, a + it.off[0], ta ? (int)m : (int)k, b + it.off[1], tb ? (int)k : (int)nn, 0.0f, o + i * m * nn,
+                (int)nn);
 }
 
 static void permute(X32 *x, const Node *n) {
+  if (x->trans[n->id]) { /* only products read it: they read its operand transposed */
+    view(x, n, 0);
+    return;
+  }
   const Node *na = n->in[0];
   const float *a = in(x, n, 0);
   float *o = alloc(x, n);
@@ -249,6 +294,10 @@ static void slice(X32 *x, const Node *n) {
   int ax = n->axis;
   int64_t outer = dims_prod(&na->shape, 0, ax), inner = dims_prod(&na->shape, ax + 1, na->shape.rank);
   int64_t len = na->shape.d[ax].n, w = n->hi - n->lo;
+  if (outer == 1) { /* a contiguous range: W[l] of a stacked weight */
+    view(x, n, n->lo * inner);
+    return;
+  }
   float *o = alloc(x, n);
   for (int64_t q = 0; q < outer; q++)
     memcpy(o + q * w * inner, a + (q * len + n->lo) * inner, (size_t)(w * inner) * sizeof(float));
@@ -332,9 +381,7 @@ static void eval(X32 *x, const Node *n) {
     switch (n->op) {
     case OP_PERMUTE: permute(x, n); return;
     case OP_SLICE: slice(x, n); return;
-    case OP_RESHAPE: /* same elements, row-major */
-      memcpy(alloc(x, n), in(x, n, 0), (size_t)numel(&n->shape) * sizeof(float));
-      return;
+    case OP_RESHAPE: view(x, n, 0); return; /* same elements, row-major */
     default: break;
     }
     break;
@@ -356,6 +403,11 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
     if (!x->live[i]) continue;
     for (int j = 0; j < n->nin; j++) x->live[n->in[j]->id] = true, x->uses[n->in[j]->id]++;
   }
+  /* a transpose that only products read is never written out */
+  for (int i = 0; i <= last; i++) x->trans[i] = x->live[i] && !x->keep[i] && swaps_last_two(g->nodes[i]);
+  for (int i = 0; i <= last; i++)
+    for (int j = 0; x->live[i] && j < g->nodes[i]->nin; j++)
+      if (g->nodes[i]->op != OP_MATMUL) x->trans[g->nodes[i]->in[j]->id] = false;
   for (int i = 0; i <= last; i++) {
     const Node *n = g->nodes[i];
     if (!x->live[i]) continue;
@@ -363,7 +415,7 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
     eval(x, n);
     for (int j = 0; j < n->nin; j++) {
       int a = n->in[j]->id;
-      if (--x->uses[a] == 0 && !x->keep[a]) free(x->val[a]), x->val[a] = NULL;
+      if (--x->uses[a] == 0 && !x->keep[a]) drop(x, a);
     }
   }
   for (int i = 0; i < nt; i++) {
@@ -391,11 +443,15 @@ void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Ten
   if (x) {
     x->g = g, x->ctx = g->ctx, x->inputs = inputs;
     x->val = calloc(nn, sizeof *x->val);
+    x->block = calloc(nn, sizeof *x->block);
+    x->owner = calloc(nn, sizeof *x->owner);
+    x->views = calloc(nn, sizeof *x->views);
     x->uses = calloc(nn, sizeof *x->uses);
     x->live = calloc(nn, sizeof *x->live);
     x->keep = calloc(nn, sizeof *x->keep);
+    x->trans = calloc(nn, sizeof *x->trans);
   }
-  if (!x || !x->val || !x->uses || !x->live || !x->keep) {
+  if (!x || !x->val || !x->block || !x->owner || !x->views || !x->uses || !x->live || !x->keep || !x->trans) {
     x32_free(x);
     ts_fatal(g->ctx, "out of memory starting the float32 executor");
   }
