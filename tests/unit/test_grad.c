@@ -369,3 +369,42 @@ TEST(grad_slices_of_one_tensor_concatenated) {
   }
   arena_free(e.a);
 }
+
+/* The executor's views: a transpose read by a product and by an
+   elementwise op (written out), one read by products only (left to sgemm),
+   one asked for as a target, and a slice and a reshape of a block that
+   dies while its views live on. */
+TEST(exec32_views_and_transposes) {
+  GEnv e;
+  genv_init(&e);
+  Tensor *in[8] = {0}, *a[8] = {0}, *b[8] = {0};
+  volatile double worst_rel = INFINITY;
+  if (!setjmp(e.jb)) {
+    Node *p = param(&e, "p", sh(2, 6, 4, 0)), *q = tensor(&e, "q", sh(2, 6, 5, 0));
+    Node *pt = ir_transpose(e.g, p, P0);                         /* [4, 6] */
+    Node *u = ir_matmul(e.g, pt, q, P0);                         /* products only ... */
+    Node *r = ir_transpose(e.g, ir_unary(e.g, OP_EXP, p, P0), P0); /* [4, 6] */
+    Node *v = ir_binary(e.g, OP_ADD, ir_matmul(e.g, r, q, P0), ir_unary(e.g, OP_TANH, ir_matmul(e.g, r, q, P0), P0), P0);
+    Node *w = ir_binary(e.g, OP_MUL, ir_transpose(e.g, r, P0), ir_const(e.g, 2, P0), P0); /* r read elementwise too */
+    Shape s3 = sh(3, 2, 3, 4);
+    Node *slice = ir_slice(e.g, ir_reshape(e.g, ir_unary(e.g, OP_NEG, p, P0), &s3, P0), 0, 1, 2, P0);
+    Node *targets[6] = {u, v, w, pt, slice, r};
+    e.g->output = u;
+    interp_random_inputs(e.g, in, 3, true);
+    interp_run_many(e.g, in, targets, 6, a);
+    exec32_run_many(e.g, in, targets, 6, b);
+    double m = 0;
+    for (int t = 0; t < 6; t++) {
+      double scale = 0, diff = 0;
+      int64_t n = shape_numel(&a[t]->shape);
+      CHECK(shape_equal(&a[t]->shape, &b[t]->shape));
+      for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(a[t]->data[k]));
+      for (int64_t k = 0; k < n; k++) diff = fmax(diff, fabs(a[t]->data[k] - b[t]->data[k]));
+      m = fmax(m, diff / (scale + 1e-30));
+    }
+    worst_rel = m;
+  }
+  CHECK(worst_rel <= 1e-5);
+  for (int k = 0; k < 8; k++) tensor_free(in[k]), tensor_free(a[k]), tensor_free(b[k]);
+  arena_free(e.a);
+}
