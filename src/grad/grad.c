@@ -231,6 +231,22 @@ static void backward(G *d, Node *n) {
   }
 }
 
+/* The sorted, disjoint pieces [from, to) of one axis into x's adjoint: one
+   concatenation, slices of zeros z (x's shape) in the gaps. */
+static void place(G *d, Node *x, Node *z, Piece *from, const Piece *to) {
+  int n = 0, cap = 1, ax = from->axis;
+  for (Piece *p = from; p != to; p = p->next) cap += 2;
+  Node **parts = arena_alloc(d->g->ctx->arena, sizeof(Node *) * (size_t)cap);
+  int64_t at = 0, len = x->shape.d[ax].n;
+  for (Piece *p = from; p != to; p = p->next) {
+    if (p->lo > at) parts[n++] = ir_slice(d->g, z, ax, at, p->lo, d->pos);
+    parts[n++] = p->g;
+    at = p->hi;
+  }
+  if (at < len) parts[n++] = ir_slice(d->g, z, ax, at, len, d->pos);
+  give(d, x, n == 1 ? parts[0] : ir_concat(d->g, parts, n, ax, d->pos));
+}
+
 /* x's slice adjoints into its adjoint: along one axis, sorted, pieces of
    the same range added, the rest disjoint: one concatenation with zeros in
    the gaps; otherwise each padded with zeros and added. */
@@ -258,30 +274,11 @@ static void settle(G *d, Node *x) {
   bool one = true;
   for (Piece *p = sorted; p && p->next; p = p->next) one &= p->next->axis == p->axis && p->next->lo >= p->hi;
   Node *z = zeros_like(d, x);
-  int64_t len = x->shape.d[sorted->axis].n;
   if (one) {
-    int n = 0, cap = 1;
-    for (Piece *p = sorted; p; p = p->next) cap += 2;
-    Node **parts = arena_alloc(d->g->ctx->arena, sizeof(Node *) * (size_t)cap);
-    int64_t at = 0;
-    for (Piece *p = sorted; p; p = p->next) {
-      if (p->lo > at) parts[n++] = ir_slice(d->g, z, p->axis, at, p->lo, d->pos);
-      parts[n++] = p->g;
-      at = p->hi;
-    }
-    if (at < len) parts[n++] = ir_slice(d->g, z, sorted->axis, at, len, d->pos);
-    give(d, x, n == 1 ? parts[0] : ir_concat(d->g, parts, n, sorted->axis, d->pos));
+    place(d, x, z, sorted, NULL);
     return;
   }
-  for (Piece *p = sorted; p; p = p->next) {
-    Node *parts[3];
-    int n = 0;
-    int64_t plen = x->shape.d[p->axis].n;
-    if (p->lo > 0) parts[n++] = ir_slice(d->g, z, p->axis, 0, p->lo, d->pos);
-    parts[n++] = p->g;
-    if (p->hi < plen) parts[n++] = ir_slice(d->g, z, p->axis, p->hi, plen, d->pos);
-    give(d, x, n == 1 ? parts[0] : ir_concat(d->g, parts, n, p->axis, d->pos));
-  }
+  for (Piece *p = sorted; p; p = p->next) place(d, x, z, p, p->next);
 }
 
 Grads grad_build(Graph *g) {

@@ -166,9 +166,8 @@ static void binary(X32 *x, const Node *n) {
   const float *a = in(x, n, 0), *b = in(x, n, 1);
   float *o = alloc(x, n);
   int64_t N = numel(&n->shape), Na = numel(&na->shape), Nb = numel(&nb->shape);
-  /* contiguous operands, or a scalar one: one row over everything */
-  if ((Na == N || Na == 1) && (Nb == N || Nb == 1) && (Na == N ? shape_equal(&na->shape, &n->shape) : true) &&
-      (Nb == N ? shape_equal(&nb->shape, &n->shape) : true)) {
+  /* each operand the output's shape or one element: one row over everything */
+  if ((Na == 1 || shape_equal(&na->shape, &n->shape)) && (Nb == 1 || shape_equal(&nb->shape, &n->shape))) {
     binary_row(n->op, o, a, Na == 1 ? 0 : 1, b, Nb == 1 ? 0 : 1, N);
     return;
   }

@@ -239,16 +239,21 @@ static SExpr *state_value(LP *L, const Node *n) {
   return v;
 }
 
-/* The elements of the stream axis seen after `after` more tiles of the
-   current loop (0: before this tile, 1: with it), as a real. */
-/* Elements of the stream this block has folded in before (after = 0) or
-   after (1) the current tile: of its chunk where the stream is split. */
-static SExpr *seen_count(LP *L, int after) {
+/* The elements of the stream axis before tile `tiles` (an index
+   expression): min(tiles * tile, size). */
+static SExpr *stream_prefix(LP *L, SExpr *tiles) {
   int64_t T = L->pk->ax[L->pk->stream].tile, n = L->pk->ax[L->pk->stream].size;
+  return IX(L, IX_MIN, IX(L, IX_MUL, tiles, I(L, T)), I(L, n));
+}
+
+/* Elements of the stream this block has folded in before (after = 0) or
+   after (1) the current tile, as a real: of its chunk where the stream is
+   split. */
+static SExpr *seen_count(LP *L, int after) {
   SExpr *k = IX(L, IX_ADD, sx_var(L->a, TV_K), I(L, after));
   if (L->chunk0 && L->chunk_rel) k = IX(L, IX_ADD, k, L->chunk0); /* the tile's index along the whole stream */
-  SExpr *c = IX(L, IX_MIN, IX(L, IX_MUL, k, I(L, T)), I(L, n));
-  if (L->chunk0) c = IX(L, IX_SUB, c, IX(L, IX_MIN, IX(L, IX_MUL, L->chunk0, I(L, T)), I(L, n)));
+  SExpr *c = stream_prefix(L, k);
+  if (L->chunk0) c = IX(L, IX_SUB, c, stream_prefix(L, L->chunk0));
   return OPX(L, OP_CAST, EK_REAL, c, NULL);
 }
 
@@ -881,7 +886,7 @@ static bool neutral_when_false(LP *L, const Node *c, const Node *c2, int pass) {
    cmp(select(p, A, B), T) for constants A, B and T (either side), where
    cmp(A, T) holds and cmp(B, T) does not (select(j <= i, 1, 0) > 0.5 is
    j <= i), and p negated where the reverse (its op turned: lt <-> ge,
-   le <-> gt).  NULL for anything else. */
+   le <-> gt).  *op is always lt, le, gt or ge.  NULL for anything else. */
 static const Node *mask_pred(const PKernel *pk, const Node *c, Op *op) {
   if (!pk->member[c->id] || op_info[c->op].cls != OPC_COMPARE) return NULL;
   for (int side = 0; side < 2; side++) {
@@ -907,7 +912,7 @@ static bool mask_form(LP *L, const Node *sel, Aff *d, Op *cop, int64_t *ti) {
   PKernel *pk = L->pk;
   int s = pk->stream;
   const Node *pc = mask_pred(pk, sel->in[0], cop);
-  if (!pc || (*cop != OP_LT && *cop != OP_LE && *cop != OP_GT && *cop != OP_GE)) return false;
+  if (!pc) return false;
   int rowax = -1;
   for (int q = 0; q < pc->shape.rank; q++) {
     int a = pk->dimax[pc->id][q];
@@ -1360,10 +1365,10 @@ static bool lower_combine_tiled(LP *L, int64_t splits) {
         /* Chan's merge about the global mean m = S / n: the chunk's squares
            about its own mean m_c = S_c / n_c, plus c² n_c (m_c - m)² =
            c² (S_c - n_c S / n)² / n_c (0 for an empty chunk) */
-        int64_t T = pk->ax[pk->stream].tile, n = pk->ax[pk->stream].size;
-        SExpr *c0 = IX(L, IX_MIN, IX(L, IX_MUL, chunk, I(L, L->per * T)), I(L, n));
-        SExpr *c1 = IX(L, IX_MIN, IX(L, IX_MUL, IX(L, IX_ADD, chunk, I(L, 1)), I(L, L->per * T)), I(L, n));
-        SExpr *nc = OPX(L, OP_CAST, EK_REAL, IX(L, IX_SUB, c1, c0), NULL);
+        int64_t n = pk->ax[pk->stream].size;
+        SExpr *first = IX(L, IX_MUL, chunk, I(L, L->per));
+        SExpr *nc = OPX(L, OP_CAST, EK_REAL,
+                        IX(L, IX_SUB, stream_prefix(L, IX(L, IX_ADD, first, I(L, L->per))), stream_prefix(L, first)), NULL);
         SExpr *dev = OPX(L, OP_SUB, EK_REAL, pd,
                          OPX(L, OP_MUL, EK_REAL, nc, OPX(L, OP_DIV, EK_REAL, tile_read(L, st->dep), sx_real(L->a, (double)n))));
         SExpr *sq = OPX(L, OP_MUL, EK_REAL, dev, dev);
