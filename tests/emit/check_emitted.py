@@ -218,16 +218,19 @@ def tilelang_lower_all(mod, label, nvcc):
     checked once on HANGS and FINISHES); with nvcc, also build the CUDA source
     into an sm_90a cubin (tools/toolchain/sm90a.py, docs/TOOLCHAIN.md)."""
     global barrier_check_tested
+    # the module's helpers carry a prefix no Lean name in it starts with
+    # (`__ts_` when a parameter is called `_ts_check`)
+    divergent = next(getattr(mod, n) for n in vars(mod) if n.endswith("ts_divergent_barriers"))
     if not barrier_check_tested:
         barrier_check_tested = True
-        found = (mod._ts_divergent_barriers(HANGS), mod._ts_divergent_barriers(FINISHES))
+        found = (divergent(HANGS), divergent(FINISHES))
         report("passed" if found == ([5], []) else "failed", "tilelang: the divergent-barrier search",
                f"found {found}, expected ([5], [])")
     for name, fn in mod.PRIM_FUNCS.items():
         what = f"tilelang sm_90a {label} {name}"
         try:
             src = sm90a.lower(fn, mod.TARGET)
-            bad = mod._ts_divergent_barriers(src)
+            bad = divergent(src)
             if bad:
                 raise RuntimeError(f"a __syncthreads() inside a branch on threadIdx (CUDA line {bad[0]}): it would hang")
             detail = f"{len(src)} chars of CUDA"
