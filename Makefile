@@ -2,14 +2,24 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
-DEFS     = -D_POSIX_C_SOURCE=200809L
-LDLIBS   = -lopenblas -lz -lm
+# OpenMP splits the trainer's elementwise work over the cores (gcc's libgomp;
+# the clang fuzz build leaves the pragmas out: it exercises the front end).
+# OpenBLAS is Debian's OpenMP build (libopenblas0-openmp), so sgemm's threads
+# and ours are one pool: with the default pthread build each pool's idle
+# threads spin while the other works (the trainer's step ran at half speed).
+# Without that package the default build is linked, correct but slower.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+BLASDIR  ?= /usr/lib/$(MULTIARCH)/openblas-openmp
+BLAS      = $(if $(wildcard $(BLASDIR)/libopenblas.so.0),$(BLASDIR)/libopenblas.so.0 -Wl$(comma)-rpath$(comma)$(BLASDIR),-lopenblas)
+comma    := ,
+DEFS     = -D_POSIX_C_SOURCE=200809L -fopenmp -fno-math-errno
+LDLIBS   = $(BLAS) -lz -lm -fopenmp
 FUZZ_SECONDS ?= 60
 
 SRCS     = $(filter-out src/cli/%.c,$(wildcard src/*/*.c))
 CLI      = $(wildcard src/cli/*.c)
 OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o build/rel/dynamic_py.o
-HDRS     = $(wildcard src/*/*.h src/*/*.def)
+HDRS     = $(wildcard src/*/*.h src/*/*.def src/*/*.inc)
 UNIT     = $(wildcard tests/unit/*.c)
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -76,9 +86,10 @@ asan: build/asan/tilesmith build/asan/unit
 # libFuzzer target over lexing, parsing and elaboration (clang only).
 build/fuzz/fuzz_front: tests/fuzz/fuzz_front.c $(SRCS) build/prelude.c build/dynamic_py.c $(HDRS)
 	@mkdir -p build/fuzz
-	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined \
+	clang $(WARN) $(filter-out -fopenmp,$(DEFS)) -Wno-unknown-pragmas -Wno-source-uses-openmp \
+	  -O1 -g -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -DTS_DEBUG -o $@ tests/fuzz/fuzz_front.c \
-	  $(SRCS) build/prelude.c build/dynamic_py.c $(LDLIBS)
+	  $(SRCS) build/prelude.c build/dynamic_py.c $(filter-out -fopenmp,$(LDLIBS))
 fuzz: build/fuzz/fuzz_front
 
 unit: build/unit

@@ -352,6 +352,7 @@ int cmd_sweep(Opts *o) {
       if (pid == 0) {
         close(fds[0]);
         if (!freopen("/dev/null", "w", stdout)) _exit(1);
+        train_set_threads((int)sysconf(_SC_NPROCESSORS_ONLN) / jobs); /* the cores shared among the children */
         Run *r = &runs[next];
         r->loss = one_run(o, r, false);
         ssize_t wr = write(fds[1], r, sizeof *r); /* the whole record: loss and watched RMS */

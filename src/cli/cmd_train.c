@@ -145,6 +145,8 @@ int cmd_train(Opts *o) {
   }
   TrainOpts to;
   train_opts(o, &to);
+  TrainProf prof = {0};
+  if (o->profile) to.prof = &prof;
   if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
     fprintf(stderr, "tilesmith: error: cannot make the directory %s: %s\n", o->save_dir, strerror(errno));
     goto done;
@@ -168,6 +170,7 @@ int cmd_train(Opts *o) {
     goto done;
   }
   printf("final loss %.6f\n", loss);
+  if (o->profile) train_profile_print(stdout, &prof);
   if (o->save_dir) printf("wrote the trained Params to %s/NAME.npy\n", o->save_dir);
   if (csv) printf("wrote %s\n", o->out);
   rc = EXIT_OK;

@@ -423,7 +423,7 @@ static const Command commands[] = {
      "tilesmith train FILE.lean --entry LOSS [--size ...] (--data NAME=PATH.npy... | --text PATH) [--steps N] [--lr X]\n"
      "                 [--optimizer sgd|adamw|lion|muon] [--param sp|derived --width D=BASE [--depth L=BASE]]\n"
      "                 [--lr-schedule constant|cosine|linear|wsd] [--warmup N] [--wd W] [--clip C] [--seed S] [--csv OUT.csv]\n"
-     "                 [--init DIR] [--save DIR] [--exec f32|f64]",
+     "                 [--init DIR] [--save DIR] [--exec f32|f64] [--profile]",
      "Trains the entry (a loss: one real number) on the CPU: the loss and its\n"
      "gradients (tilesmith grad) evaluated in one pass of the float32\n"
      "executor each step (sgemm; --exec f64: the float64 interpreter, for\n"
@@ -573,6 +573,9 @@ static void print_cmd_help(const Command *c) {
            "  --log-every K         print and log every K steps (default 10)\n"
            "  --csv OUT.csv         write the logged steps\n"
            "  --init DIR, --save DIR  read / write Params as DIR/NAME.npy\n");
+  if (c->run == cmd_train)
+    printf("  --profile             at the end, where a step's time went, and its products timed\n"
+           "                        alone in sgemm (the same shapes): the step's share of sgemm's rate\n");
   if (c->run == cmd_eval)
     printf("  --in NAME=PATH.npy    an input by parameter name (repeatable)\n"
            "  --seed S              seed for inputs not given (default 0)\n"
@@ -791,6 +794,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
         return usage_error("--alpha needs 1 (CompleteP) or 0.5 (depth-muP)");
       o->alpha = atof(v);
       o->has_alpha = true;
+    } else if (cur_cmd->run == cmd_train && !strcmp(a, "--profile")) {
+      o->profile = true;
     } else if (cur_cmd->run == cmd_hparams && !strcmp(a, "--json")) {
       o->format = "json";
     } else if (cur_cmd->run == cmd_hparams && ((v = opt_value(argc, argv, &i, "--emit-pytorch", &m)) || m)) {

@@ -32,8 +32,32 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_ELEMS ((int64_t)1 << 30)
+
+/* Elementwise ops and reductions split their work over the cores (OpenMP,
+   each thread a contiguous share, so results do not depend on the thread
+   count) when they touch at least this many elements. */
+#define PAR_MIN 32768
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static int omp_get_thread_num(void) { return 0; }
+static int omp_get_num_threads(void) { return 1; }
+#endif
+
+/* this thread's share [*lo, *hi) of n items, inside a parallel region */
+static void share(int64_t n, int64_t *lo, int64_t *hi) {
+  int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+  *lo = n * t / nt, *hi = n * (t + 1) / nt;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 typedef struct X32 {
   Graph *g;
@@ -46,6 +70,10 @@ typedef struct X32 {
   int *uses;
   bool *live, *keep;
   bool *trans;   /* per node id: a transpose of the last two dimensions left to sgemm (val is its operand's) */
+  const Exec32Io *io;
+  float **outbuf; /* per node id: the caller's float32 buffer it is computed into (a target) */
+  int *place_in;  /* per node id: the concatenation it is computed inside (+1; 0: none) */
+  int64_t *place_at; /* ... and at which element */
 } X32;
 
 static int64_t numel(const Shape *s) { return shape_numel(s); }
@@ -62,13 +90,38 @@ static void x32_free(X32 *x) {
   free(x->live);
   free(x->keep);
   free(x->trans);
+  free(x->outbuf);
+  free(x->place_in);
+  free(x->place_at);
   free(x);
 }
 
+static float *alloc(X32 *x, const Node *n);
+
+/* A piece of a concatenation along its leading dimensions is computed in
+   place: the concatenation's block is made when its first piece is, and
+   the piece is a view of it (the concatenation then copies nothing). */
+static float *alloc_placed(X32 *x, const Node *n) {
+  int c = x->place_in[n->id] - 1;
+  if (!x->val[c]) alloc(x, x->g->nodes[c]);
+  x->val[n->id] = x->val[c] + x->place_at[n->id];
+  x->owner[n->id] = c;
+  x->views[c]++;
+  return x->val[n->id];
+}
+
 static float *alloc(X32 *x, const Node *n) {
+  if (x->place_in[n->id]) return alloc_placed(x, n);
   int64_t N = numel(&n->shape);
   if (N < 0 || N > MAX_ELEMS)
     ts_error(x->ctx, n->site, "tensor of %lld elements is too large for the float32 executor", (long long)N);
+  if (x->outbuf[n->id]) { /* a target the caller takes in float32: computed in its buffer */
+    x->val[n->id] = x->outbuf[n->id];
+    x->block[n->id] = NULL;
+    x->owner[n->id] = n->id;
+    x->views[n->id] = 1;
+    return x->val[n->id];
+  }
   float *p = malloc((size_t)(N > 0 ? N : 1) * sizeof(float));
   if (!p) ts_error(x->ctx, n->site, "out of memory allocating a tensor of %lld elements", (long long)N);
   x->val[n->id] = x->block[n->id] = p;
@@ -108,6 +161,7 @@ static void unary(X32 *x, const Node *n) {
   float *o = alloc(x, n);
   int64_t N = numel(&n->shape);
 #define LOOP(expr)                                   \
+  _Pragma("omp parallel for simd if (N >= PAR_MIN)") \
   for (int64_t i = 0; i < N; i++) {                  \
     float v = a[i];                                  \
     o[i] = (expr);                                   \
@@ -134,14 +188,32 @@ static void unary(X32 *x, const Node *n) {
 static inline float fmaxn(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a >= b ? a : b; }
 static inline float fminn(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a <= b ? a : b; }
 
-/* o[j] = a[j*sa] op b[j*sb] over a row of len; the op chosen once per row. */
-static void binary_row(Op op, float *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len) {
-#define ROW(expr)                                     \
+/* o[j] = a[j*sa] op b[j*sb] over a row of len; the op chosen once per row,
+   and the loop written apart for contiguous and one-element operands so the
+   compiler vectorizes those (o never overlaps a or b). */
+static void binary_row(Op op, float *restrict o, const float *restrict a, int64_t sa, const float *restrict b, int64_t sb,
+                       int64_t len) {
+#define ROW_LOOP(ua, vb, expr)                        \
+  _Pragma("omp simd")                                 \
   for (int64_t j = 0; j < len; j++) {                 \
-    float u = a[j * sa], v = b[j * sb];               \
+    float u = (ua), v = (vb);                         \
     o[j] = (expr);                                    \
-  }                                                   \
-  return;
+  }
+#define ROW(expr)                                     \
+  {                                                   \
+    if (sa == 1 && sb == 1) {                         \
+      ROW_LOOP(a[j], b[j], expr)                      \
+    } else if (sa == 1 && sb == 0) {                  \
+      const float b0 = b[0];                          \
+      ROW_LOOP(a[j], b0, expr)                        \
+    } else if (sa == 0 && sb == 1) {                  \
+      const float a0 = a[0];                          \
+      ROW_LOOP(a0, b[j], expr)                        \
+    } else {                                          \
+      ROW_LOOP(a[j * sa], b[j * sb], expr)            \
+    }                                                 \
+    return;                                           \
+  }
   switch (op) {
   case OP_ADD: ROW(u + v)
   case OP_SUB: ROW(u - v)
@@ -159,6 +231,7 @@ static void binary_row(Op op, float *o, const float *a, int64_t sa, const float 
   default: break;
   }
 #undef ROW
+#undef ROW_LOOP
 }
 
 static void binary(X32 *x, const Node *n) {
@@ -168,33 +241,68 @@ static void binary(X32 *x, const Node *n) {
   int64_t N = numel(&n->shape), Na = numel(&na->shape), Nb = numel(&nb->shape);
   /* each operand the output's shape or one element: one row over everything */
   if ((Na == 1 || shape_equal(&na->shape, &n->shape)) && (Nb == 1 || shape_equal(&nb->shape, &n->shape))) {
-    binary_row(n->op, o, a, Na == 1 ? 0 : 1, b, Nb == 1 ? 0 : 1, N);
+    int64_t sa = Na == 1 ? 0 : 1, sb = Nb == 1 ? 0 : 1;
+#pragma omp parallel if (N >= PAR_MIN)
+    {
+      int64_t lo, hi;
+      share(N, &lo, &hi);
+      binary_row(n->op, o + lo, a + lo * sa, sa, b + lo * sb, sb, hi - lo);
+    }
     return;
   }
-  Iter it;
-  iter_init(&it, &n->shape);
-  iter_bcast(&it, 0, &na->shape, 1);
-  iter_bcast(&it, 1, &nb->shape, 1);
-  int64_t len = iter_len(&it), sa = iter_inner(&it, 0), sb = iter_inner(&it, 1);
-  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 2))
-    binary_row(n->op, o + i, a + it.off[0], sa, b + it.off[1], sb, len);
+  Iter base;
+  iter_init(&base, &n->shape);
+  iter_bcast(&base, 0, &na->shape, 1);
+  iter_bcast(&base, 1, &nb->shape, 1);
+  int64_t len = iter_len(&base), sa = iter_inner(&base, 0), sb = iter_inner(&base, 1), rows = len ? N / len : 0;
+#pragma omp parallel if (N >= PAR_MIN)
+  {
+    Iter it = base;
+    int64_t lo, hi;
+    share(rows, &lo, &hi);
+    iter_seek_row(&it, 2, lo);
+    for (int64_t r = lo; r < hi; r++, iter_next_row(&it, 2))
+      binary_row(n->op, o + r * len, a + it.off[0], sa, b + it.off[1], sb, len);
+  }
 }
 
 static void select3(X32 *x, const Node *n) {
   const float *c = in(x, n, 0), *a = in(x, n, 1), *b = in(x, n, 2);
   float *o = alloc(x, n);
   int64_t N = numel(&n->shape);
-  Iter it;
-  iter_init(&it, &n->shape);
-  for (int k = 0; k < 3; k++) iter_bcast(&it, k, &n->in[k]->shape, 1);
-  int64_t len = iter_len(&it), sc = iter_inner(&it, 0), sa = iter_inner(&it, 1), sb = iter_inner(&it, 2);
-  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 3)) {
-    const float *pc = c + it.off[0], *pa = a + it.off[1], *pb = b + it.off[2];
-    for (int64_t j = 0; j < len; j++) o[i + j] = pc[j * sc] != 0 ? pa[j * sa] : pb[j * sb];
+  Iter base;
+  iter_init(&base, &n->shape);
+  for (int k = 0; k < 3; k++) iter_bcast(&base, k, &n->in[k]->shape, 1);
+  int64_t len = iter_len(&base), sc = iter_inner(&base, 0), sa = iter_inner(&base, 1), sb = iter_inner(&base, 2);
+  int64_t rows = len ? N / len : 0;
+#pragma omp parallel if (N >= PAR_MIN)
+  {
+    Iter it = base;
+    int64_t lo, hi;
+    share(rows, &lo, &hi);
+    iter_seek_row(&it, 3, lo);
+    for (int64_t r = lo; r < hi; r++, iter_next_row(&it, 3)) {
+      const float *pc = c + it.off[0], *pa = a + it.off[1], *pb = b + it.off[2];
+      float *po = o + r * len;
+#pragma omp simd
+      for (int64_t j = 0; j < len; j++) po[j] = pc[j * sc] != 0 ? pa[j * sa] : pb[j * sb];
+    }
   }
 }
 
 /* ---- reductions, products, layout ---- */
+
+/* The sum of r[0..len) as eight interleaved running sums added at the end:
+   the same order on every machine and thread count. */
+static float row_sum(const float *r, int64_t len) {
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 8 <= len; k += 8)
+    for (int l = 0; l < 8; l++) s[l] += r[k + l];
+  float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; k < len; k++) t += r[k];
+  return t;
+}
 
 static void reduce(X32 *x, const Node *n) {
   const Node *na = n->in[0];
@@ -210,23 +318,37 @@ static void reduce(X32 *x, const Node *n) {
     for (int64_t i = 0; i < outer * inner; i++) o[i] = (float)m->identity;
     return;
   }
-  for (int64_t q = 0; q < outer; q++) {
-    float *acc = o + q * inner;
-    const float *src = a + q * len * inner;
-    memcpy(acc, src, (size_t)inner * sizeof(float));
-    for (int64_t k = 1; k < len; k++) {
-      const float *row = src + k * inner;
-      switch (m->combine) {
-      case OP_ADD:
-        for (int64_t i = 0; i < inner; i++) acc[i] += row[i];
-        break;
-      case OP_MAX:
-        for (int64_t i = 0; i < inner; i++) acc[i] = isnan(row[i]) || row[i] > acc[i] ? row[i] : acc[i];
-        break;
-      case OP_MIN:
-        for (int64_t i = 0; i < inner; i++) acc[i] = isnan(row[i]) || row[i] < acc[i] ? row[i] : acc[i];
-        break;
-      default: ts_fatal(x->ctx, "exec32: a monoid combining by '%s'", op_info[m->combine].name);
+  Op comb = m->combine;
+  if (comb != OP_ADD && comb != OP_MAX && comb != OP_MIN)
+    ts_fatal(x->ctx, "exec32: a monoid combining by '%s'", op_info[comb].name);
+  /* each thread a share of the rows kept (outer), or, when there are too
+     few of them, of the columns (inner): the same folds either way */
+#pragma omp parallel if (outer * len * inner >= PAR_MIN)
+  {
+    int64_t q0 = 0, q1 = outer, c0 = 0, c1 = inner;
+    if (outer >= omp_get_num_threads()) share(outer, &q0, &q1);
+    else share(inner, &c0, &c1);
+    if (inner == 1 && comb == OP_ADD) /* a row's sum: eight running sums (vectorized), then one */
+      for (int64_t q = q0; q < q1; q++) o[q] = row_sum(a + q * len, len);
+    else
+    for (int64_t q = q0; q < q1; q++) {
+      float *acc = o + q * inner;
+      const float *src = a + q * len * inner;
+      memcpy(acc + c0, src + c0, (size_t)(c1 - c0) * sizeof(float));
+      for (int64_t k = 1; k < len; k++) {
+        const float *row = src + k * inner;
+        switch (comb) {
+        case OP_ADD:
+#pragma omp simd
+          for (int64_t i = c0; i < c1; i++) acc[i] += row[i];
+          break;
+        case OP_MAX:
+          for (int64_t i = c0; i < c1; i++) acc[i] = isnan(row[i]) || row[i] > acc[i] ? row[i] : acc[i];
+          break;
+        default: /* OP_MIN, checked above */
+          for (int64_t i = c0; i < c1; i++) acc[i] = isnan(row[i]) || row[i] < acc[i] ? row[i] : acc[i];
+          break;
+        }
       }
     }
   }
@@ -263,10 +385,22 @@ static void matmul(X32 *x, const Node *n) {
   iter_bcast(&it, 0, &ba, m * k);
   iter_bcast(&it, 1, &bb, k * nn);
   int64_t nbatch = dims_prod(&bo, 0, bo.rank);
+  Exec32Prof *p = x->io ? x->io->prof : NULL;
+  double t0 = p ? now_s() : 0;
   for (int64_t i = 0; i < nbatch; i++, iter_next(&it, 2))
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)k,
                 1.0f, a + it.off[0], ta ? (int)m : (int)k, b + it.off[1], tb ? (int)k : (int)nn, 0.0f, o + i * m * nn,
                 (int)nn);
+  if (p) {
+    p->gemm_s += now_s() - t0;
+    p->gemm_flops += 2.0 * (double)nbatch * (double)m * (double)nn * (double)k;
+    int j = 0;
+    while (j < p->ngemm && !(p->gemm[j].ta == ta && p->gemm[j].tb == tb && p->gemm[j].m == (int)m &&
+                             p->gemm[j].n == (int)nn && p->gemm[j].k == (int)k))
+      j++;
+    if (j == p->ngemm && j < EXEC32_MAX_GEMMS) p->gemm[p->ngemm++] = (Exec32Gemm){ta, tb, (int)m, (int)nn, (int)k, 0};
+    if (j < p->ngemm) p->gemm[j].calls += nbatch;
+  }
 }
 
 static void permute(X32 *x, const Node *n) {
@@ -304,14 +438,46 @@ static void slice(X32 *x, const Node *n) {
 
 static void concat(X32 *x, const Node *n) {
   int ax = n->axis;
-  float *o = alloc(x, n), *dst = o;
+  float *o = x->val[n->id] ? x->val[n->id] : alloc(x, n), *dst = o; /* made already by a piece computed in it */
   int64_t outer = dims_prod(&n->shape, 0, ax), inner = dims_prod(&n->shape, ax + 1, n->shape.rank);
   for (int64_t q = 0; q < outer; q++)
     for (int i = 0; i < n->nin; i++) {
       int64_t chunk = n->in[i]->shape.d[ax].n * inner;
-      memcpy(dst, in(x, n, i) + q * chunk, (size_t)chunk * sizeof(float));
+      if (in(x, n, i) + q * chunk != dst) memcpy(dst, in(x, n, i) + q * chunk, (size_t)chunk * sizeof(float));
       dst += chunk;
     }
+}
+
+/* Which pieces of concatenations can be computed in place: a concatenation
+   along its leading dimensions (contiguous pieces) whose operand is made by
+   an op that writes a fresh block (through reshapes, each read once) and is
+   read by nothing else, not a target and not placed already. */
+static void plan_placement(X32 *x, int last) {
+  for (int i = 0; i <= last; i++) {
+    const Node *c = x->g->nodes[i];
+    if (!x->live[i] || c->op != OP_CONCAT || dims_prod(&c->shape, 0, c->axis) != 1) continue;
+    int64_t at = 0;
+    for (int j = 0; j < c->nin; j++) {
+      const Node *p = c->in[j];
+      int64_t size = numel(&p->shape);
+      bool ok = x->uses[p->id] == 1;
+      while (ok && p->op == OP_RESHAPE) p = p->in[0], ok = x->uses[p->id] == 1;
+      switch (op_info[p->op].cls) {
+      case OPC_UNARY:
+      case OPC_BINARY:
+      case OPC_COMPARE:
+      case OPC_SELECT:
+      case OPC_REDUCE:
+      case OPC_MATMUL: break;
+      case OPC_LEAF:
+      case OPC_LAYOUT:
+      case OPC_CONCAT:
+      case OPC_GATHER: ok = false; break;
+      }
+      if (ok && !x->keep[p->id] && !x->place_in[p->id]) x->place_in[p->id] = i + 1, x->place_at[p->id] = at;
+      at += size;
+    }
+  }
 }
 
 static void gather(X32 *x, const Node *n) {
@@ -338,6 +504,13 @@ static void gather(X32 *x, const Node *n) {
 }
 
 static void leaf(X32 *x, const Node *n) {
+  if (n->op == OP_INPUT && x->io && x->io->in32 && x->io->in32[n->input_index]) { /* float32 already: read in place */
+    x->val[n->id] = (float *)x->io->in32[n->input_index];
+    x->block[n->id] = NULL;
+    x->owner[n->id] = n->id;
+    x->views[n->id] = 1;
+    return;
+  }
   float *o = alloc(x, n);
   int64_t N = numel(&n->shape);
   switch (n->op) {
@@ -395,6 +568,7 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
   int last = -1;
   for (int i = 0; i < nt; i++) {
     x->keep[targets[i]->id] = x->live[targets[i]->id] = true;
+    if (x->io && x->io->out32 && x->io->out32[i] && !x->outbuf[targets[i]->id]) x->outbuf[targets[i]->id] = x->io->out32[i];
     if (targets[i]->id > last) last = targets[i]->id;
   }
   for (int i = last; i >= 0; i--) {
@@ -402,6 +576,7 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
     if (!x->live[i]) continue;
     for (int j = 0; j < n->nin; j++) x->live[n->in[j]->id] = true, x->uses[n->in[j]->id]++;
   }
+  plan_placement(x, last);
   /* a transpose that only products read is never written out */
   for (int i = 0; i <= last; i++) x->trans[i] = x->live[i] && !x->keep[i] && swaps_last_two(g->nodes[i]);
   for (int i = 0; i <= last; i++)
@@ -419,6 +594,11 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
   }
   for (int i = 0; i < nt; i++) {
     const Node *n = targets[i];
+    if (x->io && x->io->out32 && x->io->out32[i]) { /* unless computed there (a view, an input, a repeat) */
+      if (x->val[n->id] != x->io->out32[i])
+        memcpy(x->io->out32[i], x->val[n->id], (size_t)numel(&n->shape) * sizeof(float));
+      continue;
+    }
     Tensor *t = tensor_new(&n->shape, n->kind);
     if (!t) ts_error(x->ctx, n->site, "out of memory returning a tensor");
     out[i] = t; /* the caller's from here: freed by it on an unwind */
@@ -428,6 +608,10 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
 }
 
 void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out) {
+  exec32_run_io(g, inputs, targets, n, out, NULL);
+}
+
+void exec32_run_io(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out, const Exec32Io *io) {
   static bool heap_kept;
   if (!heap_kept) {
     /* a training step frees and allocates the same large buffers every
@@ -440,7 +624,7 @@ void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Ten
   size_t nn = (size_t)(g->nnodes > 0 ? g->nnodes : 1);
   X32 *x = calloc(1, sizeof *x);
   if (x) {
-    x->g = g, x->ctx = g->ctx, x->inputs = inputs;
+    x->g = g, x->ctx = g->ctx, x->inputs = inputs, x->io = io;
     x->val = calloc(nn, sizeof *x->val);
     x->block = calloc(nn, sizeof *x->block);
     x->owner = calloc(nn, sizeof *x->owner);
@@ -449,8 +633,12 @@ void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Ten
     x->live = calloc(nn, sizeof *x->live);
     x->keep = calloc(nn, sizeof *x->keep);
     x->trans = calloc(nn, sizeof *x->trans);
+    x->outbuf = calloc(nn, sizeof *x->outbuf);
+    x->place_in = calloc(nn, sizeof *x->place_in);
+    x->place_at = calloc(nn, sizeof *x->place_at);
   }
-  if (!x || !x->val || !x->block || !x->owner || !x->views || !x->uses || !x->live || !x->keep || !x->trans) {
+  if (!x || !x->val || !x->block || !x->owner || !x->views || !x->uses || !x->live || !x->keep || !x->trans ||
+      !x->outbuf || !x->place_in || !x->place_at) {
     x32_free(x);
     ts_fatal(g->ctx, "out of memory starting the float32 executor");
   }
@@ -465,7 +653,9 @@ void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Ten
     longjmp(*prev, 1);
   }
   if (prev) c->unwind = &here;
+  double t0 = io && io->prof ? now_s() : 0, g0 = io && io->prof ? io->prof->gemm_s : 0;
   run(x, targets, n, out);
+  if (io && io->prof) io->prof->other_s += now_s() - t0 - (io->prof->gemm_s - g0);
   c->unwind = prev;
   x32_free(x);
 }

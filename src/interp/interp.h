@@ -47,6 +47,26 @@ void interp_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Ten
    by float32 rounding. */
 void exec32_run_many(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out);
 
+/* The executor's products, counted when a profile is asked for: each
+   distinct sgemm shape (transposes, m, n, k) with its calls, and the time
+   spent in sgemm and in the executor's own loops. */
+#define EXEC32_MAX_GEMMS 128
+typedef struct Exec32Gemm { bool ta, tb; int m, n, k; int64_t calls; } Exec32Gemm;
+typedef struct Exec32Prof {
+  double gemm_s, gemm_flops, other_s;
+  int ngemm;
+  Exec32Gemm gemm[EXEC32_MAX_GEMMS];
+} Exec32Prof;
+
+/* exec32_run_many with float32 at its edges (the trainer's step): in32
+   (NULL, or one entry per input index) gives an input's values in float32,
+   read in place (borrowed; its Tensor in inputs may then be NULL); out32
+   (NULL, or one entry per target) takes a target's values in float32 into
+   the caller's buffer of its element count, out[i] left NULL; prof (NULL:
+   none) accumulates the run's profile. */
+typedef struct Exec32Io { const float *const *in32; float *const *out32; Exec32Prof *prof; } Exec32Io;
+void exec32_run_io(Graph *g, Tensor **inputs, Node *const *targets, int n, Tensor **out, const Exec32Io *io);
+
 /* Running error analysis (bound.c): evaluates `target` as interp_run_ex
    does (given values and inputs are exact) and, in *bound (same shape,
    caller frees), a first-order bound per element on |computed - exact| for

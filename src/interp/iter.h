@@ -78,6 +78,18 @@ static inline void iter_next(Iter *it, int nops) { iter_step(it, nops, it->rank 
    iter_len, operand k's stride iter_inner) and then moves one row on. */
 static inline void iter_next_row(Iter *it, int nops) { iter_step(it, nops, it->rank - 2); }
 static inline int64_t iter_len(const Iter *it) { return it->rank ? it->dim[it->rank - 1] : 1; }
+
+/* To the start of row `row` (rows counted row-major over all but the last
+   dimension), from anywhere: a thread's first row of a split walk. */
+static inline void iter_seek_row(Iter *it, int nops, int64_t row) {
+  for (int k = 0; k < nops; k++) it->off[k] = 0;
+  if (it->rank) it->idx[it->rank - 1] = 0;
+  for (int d = it->rank - 2; d >= 0; d--) {
+    it->idx[d] = row % it->dim[d];
+    row /= it->dim[d];
+    for (int k = 0; k < nops; k++) it->off[k] += it->idx[d] * it->st[k][d];
+  }
+}
 static inline int64_t iter_inner(const Iter *it, int k) {
   return it->rank ? it->st[k][it->rank - 1] : 0;
 }

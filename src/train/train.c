@@ -23,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../grad/grad.h"
 #include "train.h"
@@ -79,6 +82,14 @@ const char *train_schedule_list(void) {
   return name_list(buf, sizeof buf, TSCHED_LAST, sched_name_i);
 }
 
+void train_set_threads(int n) {
+  if (n < 1) n = 1;
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#endif
+  openblas_set_num_threads(n);
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -102,39 +113,40 @@ static double schedule(const TrainOpts *o, int64_t t) {
   return 1;
 }
 
+/* A Param in training.  In float64 (the interpreter's step) its values
+   live in the Tensors; in float32 (the executor's) in the float arrays,
+   value->data holding only the initial and the final values. */
 typedef struct PState {
   const HpParam *hp;
   int input;           /* index in g->inputs */
   Tensor *value;       /* stored */
   Tensor *eff;         /* what the graph sees: value * scale (value itself when scale is 1) */
   double scale;
-  double *m, *v;       /* optimizer state */
+  double *m, *v;       /* optimizer state (float64) */
+  float *w32, *eff32, *m32, *v32, *g32; /* the same in float32, and its gradient */
   int64_t n;
 } PState;
 
-/* ---- Muon's orthogonalization ---- */
+/* ---- the updates, in float64 and in float32 (update.inc) ---- */
 
-/* x (r x c, row-major) := its Newton-Schulz orthogonalization, in place. */
-static void newton_schulz(double *x, int64_t r, int64_t c, double *work) {
-  double norm = 0;
-  for (int64_t i = 0; i < r * c; i++) norm += x[i] * x[i];
-  norm = sqrt(norm) + 1e-7;
-  bool tr = r > c;
-  int64_t R = tr ? c : r, C = tr ? r : c; /* X is R x C with R <= C */
-  double *X = work, *A = work + R * C, *B = A + R * R, *Y = B + R * R;
-  for (int64_t i = 0; i < r; i++)
-    for (int64_t j = 0; j < c; j++) X[tr ? j * r + i : i * c + j] = x[i * c + j] / norm;
-  const double a = 3.4445, b = -4.7750, cc = 2.0315;
-  for (int it = 0; it < 5; it++) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)R, (int)C, 1, X, (int)C, X, (int)C, 0, A, (int)R);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)R, (int)R, cc, A, (int)R, A, (int)R, 0, B, (int)R);
-    for (int64_t i = 0; i < R * R; i++) B[i] += b * A[i];
-    memcpy(Y, X, sizeof(double) * (size_t)(R * C));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)C, (int)R, 1, B, (int)R, Y, (int)C, a, X, (int)C);
-  }
-  for (int64_t i = 0; i < r; i++)
-    for (int64_t j = 0; j < c; j++) x[i * c + j] = X[tr ? j * r + i : i * c + j];
-}
+#define REAL double
+#define SQRT sqrt
+#define GEMM cblas_dgemm
+#define SUF f64
+#include "update.inc"
+#undef REAL
+#undef SQRT
+#undef GEMM
+#undef SUF
+#define REAL float
+#define SQRT sqrtf
+#define GEMM cblas_sgemm
+#define SUF f32
+#include "update.inc"
+#undef REAL
+#undef SQRT
+#undef GEMM
+#undef SUF
 
 /* ---- data ---- */
 
@@ -184,11 +196,14 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
     snprintf(why, whylen, "the entry has no Params to train");
     return NAN;
   }
+  bool f32 = !o->exec_f64;
   Tensor **inputs = calloc((size_t)g->ninputs + 1, sizeof *inputs);
+  const float **in32 = calloc((size_t)g->ninputs + 1, sizeof *in32);
   PState *ps = calloc((size_t)gr.n, sizeof *ps);
   int nt = gr.n + 1 + (o->on_watch ? o->nwatch : 0);
   Node **targets = calloc((size_t)nt, sizeof *targets);
   Tensor **outs = calloc((size_t)nt, sizeof *outs);
+  float **out32 = calloc((size_t)nt, sizeof *out32);
   int64_t *perm = data->nsamples > 0 ? calloc((size_t)data->nsamples, sizeof *perm) : NULL;
   double *work = NULL;
   double result = NAN;
@@ -206,10 +221,20 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
     p->input = gr.param[k]->input_index;
     p->n = shape_numel(&gr.param[k]->shape);
     p->value = tensor_new(&gr.param[k]->shape, EK_REAL);
-    p->m = calloc((size_t)p->n + 1, sizeof(double));
-    p->v = calloc((size_t)p->n + 1, sizeof(double));
     p->scale = p->hp->output_mult * (p->hp->branch_last ? plan->branch_mult : 1);
-    p->eff = p->scale == 1 ? p->value : tensor_new(&gr.param[k]->shape, EK_REAL);
+    if (f32) {
+      size_t nb = (size_t)p->n + 1;
+      p->w32 = malloc(nb * sizeof(float)), p->g32 = malloc(nb * sizeof(float));
+      p->m32 = calloc(nb, sizeof(float)), p->v32 = calloc(nb, sizeof(float));
+      p->eff32 = p->scale == 1 ? p->w32 : malloc(nb * sizeof(float));
+      in32[p->input] = p->eff32;
+      out32[k + 1] = p->g32;
+      p->eff = p->value;
+    } else {
+      p->m = calloc((size_t)p->n + 1, sizeof(double));
+      p->v = calloc((size_t)p->n + 1, sizeof(double));
+      p->eff = p->scale == 1 ? p->value : tensor_new(&gr.param[k]->shape, EK_REAL);
+    }
     inputs[p->input] = p->eff;
     Rng rng;
     rng_seed(&rng, o->seed * 1000003u + (uint64_t)k * 7u + 1u);
@@ -231,6 +256,10 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
         tensor_free(t);
       }
     }
+    if (f32) {
+      for (int64_t i = 0; i < p->n; i++) p->w32[i] = (float)p->value->data[i];
+      if (p->eff32 != p->w32) scaled_f32(p->eff32, p->w32, p->n, p->scale);
+    }
     int64_t sz = p->n * 4 + 64;
     if (sz > most) most = sz;
     targets[k + 1] = gr.grad[k];
@@ -244,11 +273,19 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
                     : data->ids ? data->ids->shape.d[0].n : 1;
   for (int64_t step = 0; step < o->steps; step++) {
     fill_batch(data, inputs, step, o, perm, &epoch);
-    for (int k = 0; k < gr.n; k++)
-      if (ps[k].eff != ps[k].value)
-        for (int64_t i = 0; i < ps[k].n; i++) ps[k].eff->data[i] = ps[k].scale * ps[k].value->data[i];
+    for (int k = 0; k < gr.n && !f32; k++)
+      if (ps[k].eff != ps[k].value) scaled_f64(ps[k].eff->data, ps[k].value->data, ps[k].n, ps[k].scale);
     bool watching = o->on_watch && (step == 0 || step + 1 == o->steps);
-    (o->exec_f64 ? interp_run_many : exec32_run_many)(g, inputs, targets, watching ? nt : gr.n + 1, outs);
+    TrainProf *pr = step > 0 ? o->prof : NULL;
+    double t_run = pr ? now_s() : 0;
+    if (f32) {
+      Exec32Io io = {in32, out32, pr ? &pr->exec : NULL};
+      exec32_run_io(g, inputs, targets, watching ? nt : gr.n + 1, outs, &io);
+    } else {
+      interp_run_many(g, inputs, targets, watching ? nt : gr.n + 1, outs);
+    }
+    double t_upd = pr ? now_s() : 0;
+    if (pr) pr->run_s += t_upd - t_run;
     for (int w = 0; watching && w < o->nwatch; w++) {
       const Tensor *t = outs[gr.n + 1 + w];
       double ss = 0;
@@ -257,72 +294,34 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
       o->on_watch(step, w, ne ? sqrt(ss / (double)ne) : 0, o->watch_ud);
     }
     double loss = outs[0]->data[0], gn = 0;
-    for (int k = 0; k < gr.n; k++) {
-      Tensor *gk = outs[k + 1];
-      for (int64_t i = 0; i < ps[k].n; i++) {
-        gk->data[i] *= ps[k].scale;
-        gn += gk->data[i] * gk->data[i];
-      }
-    }
+    bool logged = log && (!isfinite(loss) || step + 1 == o->steps || step == 0 ||
+                          (o->log_every > 0 && (step + 1) % o->log_every == 0));
+    /* the global norm: for the clip, and for the log (a pass over every
+       gradient, skipped on steps that need neither) */
+    for (int k = 0; k < gr.n && (o->clip > 0 || logged); k++)
+      gn += f32 ? sumsq_f32(ps[k].g32, ps[k].n, ps[k].scale) : sumsq_f64(outs[k + 1]->data, ps[k].n, ps[k].scale);
     gn = sqrt(gn);
     double clip = o->clip > 0 && gn > o->clip ? o->clip / gn : 1;
     double f = schedule(o, step), t = (double)(step + 1);
     for (int k = 0; k < gr.n; k++) {
       PState *p = &ps[k];
-      double *w = p->value->data, *gk = outs[k + 1]->data;
       bool muon = o->opt == TOPT_MUON && p->hp->muon;
       TrainOptimizer kind = o->opt == TOPT_MUON && !muon ? TOPT_ADAMW : o->opt;
       double lr = o->lr * f * p->hp->lr_mult, wd = o->wd * p->hp->wd_mult;
       if (o->opt == TOPT_MUON && !muon) lr = (o->lr_adam > 0 ? o->lr_adam : o->lr) * f * p->hp->lr_mult;
-      for (int64_t i = 0; i < p->n; i++) gk[i] *= clip;
-      switch (kind) {
-      case TOPT_SGD:
-        for (int64_t i = 0; i < p->n; i++) {
-          double gi = gk[i] + wd * w[i];
-          p->m[i] = o->momentum * p->m[i] + gi;
-          w[i] -= lr * p->m[i];
-        }
-        break;
-      case TOPT_ADAMW: {
-        double eps = o->eps * p->hp->eps_mult, c1 = 1 - pow(o->beta1, t), c2 = 1 - pow(o->beta2, t);
-        for (int64_t i = 0; i < p->n; i++) {
-          w[i] *= 1 - lr * wd;
-          p->m[i] = o->beta1 * p->m[i] + (1 - o->beta1) * gk[i];
-          p->v[i] = o->beta2 * p->v[i] + (1 - o->beta2) * gk[i] * gk[i];
-          w[i] -= lr * (p->m[i] / c1) / (sqrt(p->v[i] / c2) + eps);
-        }
-        break;
-      }
-      case TOPT_LION:
-        for (int64_t i = 0; i < p->n; i++) {
-          double c = o->beta1 * p->m[i] + (1 - o->beta1) * gk[i];
-          w[i] *= 1 - lr * wd;
-          w[i] -= lr * (c > 0 ? 1 : c < 0 ? -1 : 0);
-          p->m[i] = o->beta2 * p->m[i] + (1 - o->beta2) * gk[i];
-        }
-        break;
-      case TOPT_MUON: {
-        /* Nesterov momentum, then each matrix (the last two dimensions) orthogonalized */
-        for (int64_t i = 0; i < p->n; i++) { /* torch.optim.Muon's form: an average, and its Nesterov lerp */
-          p->m[i] = o->momentum * p->m[i] + (1 - o->momentum) * gk[i];
-          gk[i] += o->momentum * (p->m[i] - gk[i]);
-        }
-        const Shape *s = &p->value->shape;
-        int64_t r = s->rank >= 2 ? s->d[s->rank - 2].n : 1, c = s->d[s->rank - 1].n;
-        for (int64_t off = 0; off < p->n; off += r * c) newton_schulz(gk + off, r, c, work);
-        /* decay at the learning rate before Muon's own shape factor (torch.optim.Muon) */
-        double aspect = sqrt(fmax(1, (double)p->hp->fan_out / (double)p->hp->fan_in));
-        for (int64_t i = 0; i < p->n; i++) {
-          w[i] *= 1 - lr / aspect * wd;
-          w[i] -= lr * gk[i];
-        }
-        break;
-      }
+      const Shape *sh = &p->value->shape;
+      if (f32) {
+        update_f32(o, kind, p->hp, sh, p->w32, p->g32, p->m32, p->v32, p->n, p->scale * clip, lr, wd, t, (float *)work);
+        if (p->eff32 != p->w32) scaled_f32(p->eff32, p->w32, p->n, p->scale);
+      } else {
+        update_f64(o, kind, p->hp, sh, p->value->data, outs[k + 1]->data, p->m, p->v, p->n, p->scale * clip, lr, wd, t,
+                   work);
       }
     }
+    if (pr) pr->update_s += now_s() - t_upd, pr->steps++;
     for (int k = 0; k < nt; k++) tensor_free(outs[k]), outs[k] = NULL;
     bool bad = !isfinite(loss);
-    if (log && (bad || step + 1 == o->steps || (o->log_every > 0 && (step + 1) % o->log_every == 0) || step == 0)) {
+    if (logged) {
       double tn = now_s();
       TrainLog l = {step + 1, loss, o->lr * f, gn, tn - t0, 0};
       l.samples_per_s = (double)samples * (double)(o->log_every > 0 && step ? o->log_every : 1) / fmax(tn - tlast, 1e-9);
@@ -338,6 +337,8 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
   }
   if (o->save_dir && !why[0]) {
     for (int k = 0; k < gr.n; k++) {
+      if (f32)
+        for (int64_t i = 0; i < ps[k].n; i++) ps[k].value->data[i] = ps[k].w32[i];
       char path[4096], e[512];
       snprintf(path, sizeof path, "%s/%s.npy", o->save_dir, gr.param[k]->name);
       if (!npy_write(path, ps[k].value, e, sizeof e)) {
@@ -355,10 +356,17 @@ out:
     tensor_free(ps[k].value);
     free(ps[k].m);
     free(ps[k].v);
+    if (ps[k].eff32 != ps[k].w32) free(ps[k].eff32);
+    free(ps[k].w32);
+    free(ps[k].m32);
+    free(ps[k].v32);
+    free(ps[k].g32);
   }
   free(work);
   free(perm);
   free(outs);
+  free(out32);
+  free(in32);
   free(targets);
   free(ps);
   free(inputs);

@@ -2,9 +2,10 @@
  * train.h: training a model on the CPU (`tilesmith train`).
  *
  * The loss entry's gradient graph (src/grad) is evaluated with the loss in
- * one pass of the float64 interpreter (interp_run_many: the forward values
- * are shared, intermediates freed after their last use, products through
- * BLAS); the Params are kept here and updated by SGD with momentum, AdamW,
+ * one pass of the float32 executor (exec32_run_io: the forward values are
+ * shared, intermediates freed after their last use, products by sgemm,
+ * elementwise work over the cores), or of the float64 interpreter
+ * (--exec f64); the Params are kept here, in the executor's number type, and updated by SGD with momentum, AdamW,
  * Lion or Muon (hidden matrices; AdamW for the rest), each with its
  * learning-rate, weight-decay and epsilon multipliers and its forward scale
  * from the parametrization (src/hparams: standard, or derived under μP with
@@ -50,6 +51,7 @@ typedef struct TrainOpts {
   const char *init_dir;      /* Params read from DIR/NAME.npy where there (else drawn) */
   const char *save_dir;      /* the trained Params written to DIR/NAME.npy (float64) */
   bool exec_f64;             /* the step in the float64 interpreter, not the float32 executor */
+  struct TrainProf *prof;    /* where the time goes (NULL: not measured) */
   /* a coordinate check: the RMS of each watched node's value on the step's
      batch, before the first update and at the last step, to on_watch */
   Node *const *watch;
@@ -75,6 +77,15 @@ typedef struct TrainData {
   const Node *ids, *targets;
 } TrainData;
 
+/* Where a run's time went, from its second step on (the first allocates
+   and faults in its memory): the executor's products and other work, and
+   the optimizer's (norm, clip, updates). */
+typedef struct TrainProf {
+  Exec32Prof exec;           /* the float32 executor's (zero under --exec f64) */
+  double run_s, update_s;    /* the step's evaluation (all of it) and the updates */
+  int64_t steps;
+} TrainProf;
+
 typedef struct TrainLog {
   int64_t step;
   double loss, lr, grad_norm, seconds, samples_per_s;
@@ -91,6 +102,16 @@ unsigned char *train_read_text(const char *spec, int64_t *len, char *err, size_t
    training stops) or unwinds through g->ctx on an evaluation error; why
    is set (and NaN returned) on a setup error (no Params, data that does
    not fit). */
+/* Threads for the elementwise loops and sgemm from here on (a sweep's
+   children share the cores). */
+void train_set_threads(int n);
+
+/* The profile as a few lines: a step's time split into the products, the
+   executor's other work and the updates; then the same products (shapes
+   and counts) replayed alone in sgemm on fresh buffers, and the step's
+   throughput on them against sgemm's (profile.c). */
+void train_profile_print(FILE *f, const TrainProf *p);
+
 double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts *o,
                  void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen);
 

@@ -195,21 +195,23 @@ def main():
                 ours = torch.tensor(init["W"][0]) - 0.02 * ns(g.lerp(torch.zeros_like(g).lerp(g, 0.05), 0.95))
                 d = float((p.detach().T - ours).abs().max() / (0.02 * ns(g).abs().max()))
                 check(d < 0.05, "one Muon step = torch.optim.Muon's (bf16 Newton-Schulz) within %.3f of the update" % d)
-        # the float32 executor (train's default): the same AdamW run within float32's rounding
-        save = os.path.join(tmp, "out_f32")
-        r = run(["train", "examples/mlp_classifier.lean", "--entry", "residualMlpLoss", "--size", SIZES,
-                 "--data", "x=" + os.path.join(tmp, "x.npy"), "--data", "labels=" + os.path.join(tmp, "y.npy"),
-                 "--steps", str(steps), "--lr", "3e-3", "--optimizer", "adamw", "--wd", str(wd),
-                 "--lr-schedule", "cosine", "--warmup", str(warmup), "--clip", str(clip),
-                 "--init", os.path.join(tmp, "init"), "--save", save])
-        if r.returncode:
-            check(False, "train adamw in float32 ran")
-        else:
+        # the float32 executor (train's default) with its float32 Params and
+        # optimizer state: the same runs within float32's rounding
+        for opt, lr in [("adamw", 3e-3), ("sgd", 0.05), ("lion", 1e-3), ("muon", 0.02)]:
+            save = os.path.join(tmp, "out_f32_" + opt)
+            r = run(["train", "examples/mlp_classifier.lean", "--entry", "residualMlpLoss", "--size", SIZES,
+                     "--data", "x=" + os.path.join(tmp, "x.npy"), "--data", "labels=" + os.path.join(tmp, "y.npy"),
+                     "--steps", str(steps), "--lr", str(lr), "--adamw-lr", "3e-3", "--optimizer", opt, "--wd", str(wd),
+                     "--lr-schedule", "cosine", "--warmup", str(warmup), "--clip", str(clip),
+                     "--init", os.path.join(tmp, "init"), "--save", save] + (["--width", "D"] if opt == "muon" else []))
+            if r.returncode:
+                check(False, "train %s in float32 ran" % opt)
+                continue
             got = {k: np.load(os.path.join(save, k + ".npy")).reshape(v.shape) for k, v in init.items()}
-            ref = reference(init, x, y, "adamw", spec_for(False, False), steps, 3e-3, 3e-3, wd, warmup, clip)
+            ref = reference(init, x, y, opt, spec_for(False, opt == "muon"), steps, lr, 3e-3, wd, warmup, clip)
             err = max(float(np.abs(got[k] - ref[k]).max() / (np.abs(ref[k] - init[k]).max() + 1e-300)) for k in init)
-            check(err < 1e-3, "train adamw in float32 (--exec f32, the default) 5 steps = PyTorch float64 "
-                  "(largest difference %.1e of the update)" % err)
+            check(err < 1e-3, "train %-5s in float32 (--exec f32, the default) 5 steps = PyTorch float64 "
+                  "(largest difference %.1e of the update)" % (opt, err))
         # learning, and determinism
         xs = rng.standard_normal((256, I))
         ys = (xs @ rng.standard_normal((I, C))).argmax(1).astype(np.int64)
