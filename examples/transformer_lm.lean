@@ -42,3 +42,13 @@ def lm_small := transformerLMLoss 16 128 256 256 4 704 4
 
 /-- Width 512, 8 heads, hidden 1408, depth 8, context 256, batch 8. -/
 def lm_medium := transformerLMLoss 8 256 256 512 8 1408 8
+
+/-- The same loss with the MLP's hidden width tied to the model width
+(`4 * D`) and heads of width 16 (`D / 16` of them): one width symbol scales
+every hidden dimension, the form a width sweep trains
+(`tilesmith sweep --width D=...`). -/
+def transformerLMWidthLoss (B N V D L : Nat) (ids targets : Index [B, N]) (E : Param [V, D])
+    (G1 : Param [L, D]) (Wq Wk Wv Wo : Param [L, D, D])
+    (G2 : Param [L, D]) (Wg Wu : Param [L, D, 4 * D]) (Wd : Param [L, 4 * D, D])
+    (Gf : Param [D]) (Wout : Param [D, V]) : Tensor [1, 1] :=
+  transformerLMLoss B N V D (D / 16) (4 * D) L ids targets E G1 Wq Wk Wv Wo G2 Wg Wu Wd Gf Wout
