@@ -193,9 +193,9 @@ static void plot_close(FILE *g, const char *png) {
   else fprintf(stderr, "tilesmith: warning: gnuplot could not draw %s (is gnuplot installed?)\n", png);
 }
 
-/* Loss against learning rate, one curve per width, standard beside
-   derived: a gnuplot script with the points inline. */
-static void plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, int64_t depth) {
+/* Loss against learning rate, one curve per width and depth, standard
+   beside derived: a gnuplot script with the points inline. */
+static void plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, const int64_t *depths, int nd) {
   FILE *g = plot_open(png, "learning rate", "final training loss", "top right");
   if (!g) {
     plot_close(g, png);
@@ -204,14 +204,21 @@ static void plot(const char *png, const Run *runs, int n, const int64_t *widths,
   fprintf(g, "set format x '%%.0e'\n");
   for (int p = 0; p < 2; p++) {
     fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
-    for (int i = 0; i < nw; i++) fprintf(g, "%s'-' with linespoints lw 2 title 'width %lld'", i ? ", " : "", (long long)widths[i]);
+    for (int d = 0; d < nd; d++)
+      for (int i = 0; i < nw; i++) {
+        char t[64] = "";
+        if (nw > 1 || nd == 1) snprintf(t, sizeof t, "width %lld", (long long)widths[i]);
+        if (nd > 1) snprintf(t + strlen(t), sizeof t - strlen(t), "%sdepth %lld", t[0] ? ", " : "", (long long)depths[d]);
+        fprintf(g, "%s'-' with linespoints lw 2 title '%s'", d || i ? ", " : "", t);
+      }
     fprintf(g, "\n");
-    for (int i = 0; i < nw; i++) {
-      double x[SWEEP_MAX], y[SWEEP_MAX];
-      int m = curve(runs, n, p, widths[i], depth, x, y);
-      for (int k = 0; k < m; k++) fprintf(g, "%.9g %.9g\n", x[k], y[k]);
-      fprintf(g, "e\n");
-    }
+    for (int d = 0; d < nd; d++)
+      for (int i = 0; i < nw; i++) {
+        double x[SWEEP_MAX], y[SWEEP_MAX];
+        int m = curve(runs, n, p, widths[i], depths[d], x, y);
+        for (int k = 0; k < m; k++) fprintf(g, "%.9g %.9g\n", x[k], y[k]);
+        fprintf(g, "e\n");
+      }
   }
   plot_close(g, png);
 }
@@ -387,8 +394,10 @@ int cmd_sweep(Opts *o) {
                 (unsigned long long)r->seed, r->loss);
       fflush(f);
       finished++;
+      char dep[32] = "";
+      if (o->sweep_depths) snprintf(dep, sizeof dep, " depth %lld", (long long)r->depth);
       printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: loss %.5f\n", finished, n, param_name(r->param),
-             (long long)r->width, "", r->lr, (unsigned long long)r->seed, r->loss);
+             (long long)r->width, dep, r->lr, (unsigned long long)r->seed, r->loss);
       fflush(stdout);
       slot[i] = slot[--active];
       break;
@@ -407,9 +416,15 @@ int cmd_sweep(Opts *o) {
     for (int w = 0; w < nw; w++) {
       double l0, l1;
       double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0), b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1);
-      printf("%-8lld %8lld  %-9.3g (%-9.4g)    %-9.3g (%-9.4g)\n", (long long)wv[w], (long long)dv[d], a, l0, b, l1);
+      char dep[24] = "-"; /* no depth symbol */
+      if (o->sweep_depths) snprintf(dep, sizeof dep, "%lld", (long long)dv[d]);
+      printf("%-8lld %8s  %-9.3g (%-9.4g)    %-9.3g (%-9.4g)\n", (long long)wv[w], dep, a, l0, b, l1);
     }
-  if (o->plot) plot(o->plot, runs, n, widths, nw, (int64_t)dv[0]);
+  if (o->plot) {
+    int64_t depths[SWEEP_MAX];
+    for (int d = 0; d < nd; d++) depths[d] = (int64_t)dv[d];
+    plot(o->plot, runs, n, widths, nw, depths, nd);
+  }
   free(runs);
   return EXIT_OK;
 }
