@@ -76,6 +76,28 @@ static void give(G *d, Node *x, Node *contrib) {
   d->adj[x->id] = d->adj[x->id] ? bin(d, OP_ADD, d->adj[x->id], contrib) : contrib;
 }
 
+/* x [..., m, c] as the rows of a matrix [(... m), c]; the merged dimension
+   keeps a symbolic form (B*N) when every part has one */
+static Node *rows(G *d, Node *x) {
+  Shape r = x->shape;
+  int k = r.rank;
+  Dim m = {1, ""};
+  for (int i = 0; i < k - 1; i++) {
+    const Dim *di = &x->shape.d[i];
+    m.n *= di->n;
+    if (!m.sym || !di->sym) {
+      m.sym = NULL;
+      continue;
+    }
+    bool atom = strcspn(di->sym, "+-*/^ ") == strlen(di->sym);
+    m.sym = arena_printf(d->g->ctx->arena, "%s%s%s%s%s", m.sym, i ? "*" : "", atom ? "" : "(", di->sym, atom ? "" : ")");
+  }
+  r.d[0] = m;
+  r.d[1] = x->shape.d[k - 1];
+  r.rank = 2;
+  return ir_reshape(d->g, x, &r, d->pos);
+}
+
 /* x with a dimension of 1 inserted before dimension `at` */
 static Node *unsqueeze(G *d, Node *x, int at) {
   Shape s = x->shape;
@@ -200,7 +222,15 @@ static void backward(G *d, Node *n) {
   }
   case OP_MATMUL:
     if (d->needs[a->id]) give(d, a, ir_matmul(d->g, g, ir_transpose(d->g, b, d->pos), d->pos));
-    if (d->needs[b->id]) give(d, b, ir_matmul(d->g, ir_transpose(d->g, a, d->pos), g, d->pos));
+    if (d->needs[b->id]) {
+      if (b->shape.rank == 2 && a->shape.rank > 2) {
+        /* a weight shared by a batch of rows ([..., m, k] x [k, n]): one
+           product over all the rows, not one per batch and a sum of them */
+        give(d, b, ir_matmul(d->g, ir_transpose(d->g, rows(d, a), d->pos), rows(d, g), d->pos));
+      } else {
+        give(d, b, ir_matmul(d->g, ir_transpose(d->g, a, d->pos), g, d->pos));
+      }
+    }
     return;
   case OP_PERMUTE: {
     int inv[TS_MAX_RANK];

@@ -266,10 +266,24 @@ static void binary(X32 *x, const Node *n) {
   }
 }
 
+/* Does n read its operand j?  select(c, a, a) is a stretched to n's shape
+   whatever c says (the gradient's zeros of a shape, grad.c): c is not read. */
+static bool reads(const Node *n, int j) { return !(n->op == OP_SELECT && j == 0 && n->in[1] == n->in[2]); }
+
 static void select3(X32 *x, const Node *n) {
-  const float *c = in(x, n, 0), *a = in(x, n, 1), *b = in(x, n, 2);
   float *o = alloc(x, n);
   int64_t N = numel(&n->shape);
+  if (!reads(n, 0)) { /* a, stretched */
+    const float *a = in(x, n, 1);
+    Iter it;
+    iter_init(&it, &n->shape);
+    iter_bcast(&it, 0, &n->in[1]->shape, 1);
+    int64_t len = iter_len(&it), sa = iter_inner(&it, 0);
+    for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 1))
+      for (int64_t j = 0; j < len; j++) o[i + j] = a[it.off[0] + j * sa];
+    return;
+  }
+  const float *c = in(x, n, 0), *a = in(x, n, 1), *b = in(x, n, 2);
   Iter base;
   iter_init(&base, &n->shape);
   for (int k = 0; k < 3; k++) iter_bcast(&base, k, &n->in[k]->shape, 1);
@@ -574,7 +588,8 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
   for (int i = last; i >= 0; i--) {
     const Node *n = g->nodes[i];
     if (!x->live[i]) continue;
-    for (int j = 0; j < n->nin; j++) x->live[n->in[j]->id] = true, x->uses[n->in[j]->id]++;
+    for (int j = 0; j < n->nin; j++)
+      if (reads(n, j)) x->live[n->in[j]->id] = true, x->uses[n->in[j]->id]++;
   }
   plan_placement(x, last);
   /* a transpose that only products read is never written out */
@@ -589,7 +604,7 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
     eval(x, n);
     for (int j = 0; j < n->nin; j++) {
       int a = n->in[j]->id;
-      if (--x->uses[a] == 0 && !x->keep[a]) drop(x, a);
+      if (reads(n, j) && --x->uses[a] == 0 && !x->keep[a]) drop(x, a);
     }
   }
   for (int i = 0; i < nt; i++) {
