@@ -52,6 +52,7 @@ typedef struct Opts {
   bool has_alpha;
   const char *emit_pytorch; /* hparams: --emit-pytorch OUT.py */
   int64_t steps;          /* train */
+  int64_t batch;          /* train, sweep: --batch N (the size the data inputs' first dimension names) */
   double lr, lr_adam, wd, clip;
   int64_t warmup, log_every;
   const char *lr_schedule;

@@ -242,6 +242,38 @@ static bool emit_pytorch(const HpPlan *pl, const HpOpts *ho, const Opts *o, cons
    --width/--depth (a symbol the entry leaves unbound and --size does not
    give is taken at its base), then take their bases (default: the entry's
    own values).  EXIT_OK, or the exit status (message printed). */
+/* --batch N: the size that names the first dimension of the entry's first
+   data input (a Tensor or Index whose leading dimension is one of its Nat
+   parameters, as B in x : Tensor [B, I]) is bound to N. */
+static int bind_batch(Session *s, Opts *o) {
+  const Decl *d = program_find(&s->prog, o->entry);
+  if (!d) return EXIT_OK; /* elaboration reports the unknown entry */
+  const char *sym = NULL;
+  for (int i = 0; i < d->nparams && !sym; i++) {
+    const TypeAst *t = d->params[i].type;
+    if (!t || (t->kind != TY_TENSOR && t->kind != TY_INDEX) || t->ndims < 1 || t->dims[0]->kind != AST_VAR) continue;
+    for (int k = 0; k < d->nparams; k++)
+      if (d->params[k].type && d->params[k].type->kind == TY_NAT && !strcmp(d->params[k].name, t->dims[0]->name))
+        sym = d->params[k].name;
+  }
+  if (!sym) {
+    fprintf(stderr,
+            "tilesmith: error: --batch: no data input of '%s' has a size parameter as its first dimension (a "
+            "definition with fixed sizes fixes its batch: train the generic one, or bind the size with --size)\n",
+            o->entry);
+    return EXIT_USER;
+  }
+  for (int k = 0; k < o->nsizes; k++)
+    if (!strcmp(o->sizes[k].name, sym)) {
+      if (o->sizes[k].value == o->batch) return EXIT_OK;
+      return usage_error("--batch %lld and --size %s=%lld both set the batch", (long long)o->batch, sym,
+                         (long long)o->sizes[k].value);
+    }
+  if (o->nsizes >= 64) return usage_error("too many sizes");
+  o->sizes[o->nsizes++] = (SizeArg){sym, o->batch, false};
+  return EXIT_OK;
+}
+
 int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
   *gp = NULL;
   memset(ho, 0, sizeof *ho);
@@ -252,6 +284,10 @@ int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
     if (parse_syms(o->depth_spec, &ho->depth, 1, &nd, "--depth")) return EXIT_USAGE;
   }
   if (!load(s, o->file)) return EXIT_USER;
+  if (o->batch > 0) {
+    int rc = bind_batch(s, o);
+    if (rc != EXIT_OK) return rc;
+  }
   SizeArg have[64];
   int nhave = entry_bindings(s, o, have, 64);
   HpSym *all[HP_MAX_WIDTH + 1];

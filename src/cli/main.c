@@ -420,7 +420,7 @@ static const Command commands[] = {
      "on a PyTorch model whose tensors carry the Params' names.\n",
      cmd_hparams, true, false},
     {"train", "train a loss entry on the CPU",
-     "tilesmith train FILE.lean --entry LOSS [--size ...] (--data NAME=PATH.npy... | --text PATH) [--steps N] [--lr X]\n"
+     "tilesmith train FILE.lean --entry LOSS [--size ...] (--data NAME=PATH.npy... | --text PATH) [--steps N] [--batch N] [--lr X]\n"
      "                 [--optimizer sgd|adamw|lion|muon] [--param sp|derived --width D=BASE [--depth L=BASE]]\n"
      "                 [--lr-schedule constant|cosine|linear|wsd] [--warmup N] [--wd W] [--clip C] [--seed S] [--csv OUT.csv]\n"
      "                 [--init DIR] [--save DIR] [--exec f32|f64] [--profile]",
@@ -559,6 +559,7 @@ static void print_cmd_help(const Command *c) {
     printf("  --data NAME=PATH.npy  rows of a Tensor or Index input (repeatable)\n"
            "  --text PATH           a byte corpus: windows for the ids and targets Index inputs\n"
            "  --steps N             optimizer steps (default 100)\n"
+           "  --batch N             rows a step: binds the size the data inputs' first dimension names\n"
            "  --lr X                base learning rate (default 1e-3)\n"
            "  --optimizer O         sgd, adamw (default), lion or muon\n"
            "  --adamw-lr X          with muon: AdamW's learning rate for the rest\n"
@@ -629,6 +630,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
 static int number_opt(Opts *o, int argc, char **argv, int *i) {
   static const struct { const char *name; bool integer, sweep_only; size_t at; double lo, hi; } opts[] = {
       {"--steps", true, false, offsetof(Opts, steps), 0, 1e8},
+      {"--batch", true, false, offsetof(Opts, batch), 1, 1e8},
       {"--warmup", true, false, offsetof(Opts, warmup), 0, 1e8},
       {"--log-every", true, false, offsetof(Opts, log_every), 0, 1e8},
       {"--lr", false, false, offsetof(Opts, lr), 0, INFINITY},

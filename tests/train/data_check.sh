@@ -62,5 +62,13 @@ fi
 out=$("$bin" train examples/transformer_lm.lean --entry transformerLMLoss --size B=2,N=16,V=256,D=16,H=2,F=32,L=1 \
       --text @licenses --steps 2 --log-every 1 2>&1)
 echo "$out" | grep -q "^final loss"; check $? "@licenses (base-files' license texts) feeds a byte-level language model"
+# --batch binds the size the data inputs' first dimension names (B here)
+lm=(examples/transformer_lm.lean --entry transformerLMLoss --text @licenses --steps 3 --log-every 1)
+a=$("$bin" train "${lm[@]}" --size N=16,V=256,D=16,H=2,F=32,L=1 --batch 3 2>&1 | grep "^step")
+b=$("$bin" train "${lm[@]}" --size B=3,N=16,V=256,D=16,H=2,F=32,L=1 2>&1 | grep "^step")
+c=$("$bin" train "${lm[@]}" --size B=4,N=16,V=256,D=16,H=2,F=32,L=1 2>&1 | grep "^step")
+[ -n "$a" ] && [ "$(echo "$a" | awk '{print $2, $4}')" = "$(echo "$b" | awk '{print $2, $4}')" ] &&
+  [ "$(echo "$a" | awk '{print $2, $4}')" != "$(echo "$c" | awk '{print $2, $4}')" ]
+check $? "--batch 3 trains what --size B=3 trains (and not B=4's)"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
