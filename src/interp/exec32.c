@@ -70,6 +70,7 @@ typedef struct X32 {
   int *uses;
   bool *live, *keep;
   bool *trans;   /* per node id: a transpose of the last two dimensions left to sgemm (val is its operand's) */
+  bool *folded;  /* per node id: a select only a sum reads, evaluated inside that sum (never stored) */
   const Exec32Io *io;
   float **outbuf; /* per node id: the caller's float32 buffer it is computed into (a target) */
   int *place_in;  /* per node id: the concatenation it is computed inside (+1; 0: none) */
@@ -90,6 +91,7 @@ static void x32_free(X32 *x) {
   free(x->live);
   free(x->keep);
   free(x->trans);
+  free(x->folded);
   free(x->outbuf);
   free(x->place_in);
   free(x->place_at);
@@ -308,6 +310,12 @@ static void select3(X32 *x, const Node *n) {
 
 /* The sum of r[0..len) as eight interleaved running sums added at the end:
    the same order on every machine and thread count. */
+static float row_sum_strided(const float *r, int64_t st, int64_t len) {
+  float t = 0;
+  for (int64_t k = 0; k < len; k++) t += r[k * st];
+  return t;
+}
+
 static float row_sum(const float *r, int64_t len) {
   float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
@@ -318,7 +326,46 @@ static float row_sum(const float *r, int64_t len) {
   return t;
 }
 
+/* sum(select(c, a, b)) along an axis without storing the select: each row
+   of the select's shape added into the output (whose stride along the
+   summed axis is 0), in the order reduce() adds them; where c is constant
+   along a row and picks a constant 0, the row adds nothing and is skipped
+   (a gather's gradient: one row of T x V hits). */
+static void reduce_select(X32 *x, const Node *n) {
+  const Node *s = n->in[0];
+  const float *c = in(x, s, 0), *a = in(x, s, 1), *b = in(x, s, 2);
+  float *o = alloc(x, n);
+  memset(o, 0, (size_t)numel(&n->shape) * sizeof(float));
+  bool zero_a = s->in[1]->op == OP_CONST && s->in[1]->value == 0, zero_b = s->in[2]->op == OP_CONST && s->in[2]->value == 0;
+  int64_t N = numel(&s->shape);
+  Iter it;
+  iter_init(&it, &s->shape);
+  for (int k = 0; k < 3; k++) iter_bcast(&it, k, &s->in[k]->shape, 1);
+  iter_bcast(&it, 3, &n->shape, 1);
+  int64_t len = iter_len(&it), sc = iter_inner(&it, 0), sa = iter_inner(&it, 1), sb = iter_inner(&it, 2),
+          so = iter_inner(&it, 3);
+  for (int64_t i = 0; i < N; i += len, iter_next_row(&it, 4)) {
+    const float *pc = c + it.off[0], *pa = a + it.off[1], *pb = b + it.off[2];
+    float *po = o + it.off[3];
+    if (sc == 0) { /* one choice for the row */
+      bool t = pc[0] != 0;
+      if (t ? zero_a : zero_b) continue;
+      const float *src = t ? pa : pb;
+      int64_t ss = t ? sa : sb;
+      if (so == 0) po[0] += row_sum_strided(src, ss, len);
+      else
+        for (int64_t j = 0; j < len; j++) po[j] += src[j * ss];
+    } else {
+      for (int64_t j = 0; j < len; j++) po[j * so] += pc[j * sc] != 0 ? pa[j * sa] : pb[j * sb];
+    }
+  }
+}
+
 static void reduce(X32 *x, const Node *n) {
+  if (x->folded[n->in[0]->id]) {
+    reduce_select(x, n);
+    return;
+  }
   const Node *na = n->in[0];
   const float *a = in(x, n, 0);
   int ax = n->axis;
@@ -577,6 +624,17 @@ static void eval(X32 *x, const Node *n) {
 
 /* ---- the run ---- */
 
+/* n has been evaluated: each value it read loses a reader, and goes with
+   its last one (a folded select's operands were read by n itself). */
+static void release(X32 *x, const Node *n) {
+  for (int j = 0; j < n->nin; j++) {
+    int a = n->in[j]->id;
+    if (!reads(n, j)) continue;
+    if (x->folded[a]) release(x, n->in[j]);
+    else if (--x->uses[a] == 0 && !x->keep[a]) drop(x, a);
+  }
+}
+
 static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
   Graph *g = x->g;
   int last = -1;
@@ -597,15 +655,19 @@ static void run(X32 *x, Node *const *targets, int nt, Tensor **out) {
   for (int i = 0; i <= last; i++)
     for (int j = 0; x->live[i] && j < g->nodes[i]->nin; j++)
       if (g->nodes[i]->op != OP_MATMUL) x->trans[g->nodes[i]->in[j]->id] = false;
+  /* a select that only a sum reads is evaluated inside the sum */
+  for (int i = 0; i <= last; i++) {
+    const Node *n = g->nodes[i], *s = n->nin ? n->in[0] : NULL;
+    if (x->live[i] && n->op == OP_SUM && s->op == OP_SELECT && reads(s, 0) && x->uses[s->id] == 1 && !x->keep[s->id] &&
+        !x->outbuf[s->id])
+      x->folded[s->id] = true;
+  }
   for (int i = 0; i <= last; i++) {
     const Node *n = g->nodes[i];
-    if (!x->live[i]) continue;
+    if (!x->live[i] || x->folded[i]) continue;
     ts_step(x->ctx, n->pos);
     eval(x, n);
-    for (int j = 0; j < n->nin; j++) {
-      int a = n->in[j]->id;
-      if (reads(n, j) && --x->uses[a] == 0 && !x->keep[a]) drop(x, a);
-    }
+    release(x, n);
   }
   for (int i = 0; i < nt; i++) {
     const Node *n = targets[i];
@@ -648,11 +710,12 @@ void exec32_run_io(Graph *g, Tensor **inputs, Node *const *targets, int n, Tenso
     x->live = calloc(nn, sizeof *x->live);
     x->keep = calloc(nn, sizeof *x->keep);
     x->trans = calloc(nn, sizeof *x->trans);
+    x->folded = calloc(nn, sizeof *x->folded);
     x->outbuf = calloc(nn, sizeof *x->outbuf);
     x->place_in = calloc(nn, sizeof *x->place_in);
     x->place_at = calloc(nn, sizeof *x->place_at);
   }
-  if (!x || !x->val || !x->block || !x->owner || !x->views || !x->uses || !x->live || !x->keep || !x->trans ||
+  if (!x || !x->val || !x->block || !x->owner || !x->views || !x->uses || !x->live || !x->keep || !x->trans || !x->folded ||
       !x->outbuf || !x->place_in || !x->place_at) {
     x32_free(x);
     ts_fatal(g->ctx, "out of memory starting the float32 executor");

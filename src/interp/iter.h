@@ -32,7 +32,7 @@ static inline int64_t dims_prod(const Shape *s, int from, int to) {
 
 /* ---- the strided iterator ---- */
 
-#define ITER_MAXOPS 3
+#define ITER_MAXOPS 4
 
 /* Walks an output shape row-major; off[k] is operand k's element offset. */
 typedef struct Iter {

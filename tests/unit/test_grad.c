@@ -192,6 +192,12 @@ static void build_layout(GEnv *e, int c, int j) {
     y = ir_concat(e->g, xs, 3, 2, P0);
     break;
   }
+  case 4: { /* rows of a table by index (an embedding): its gradient adds each row's adjoint into the row it read */
+    Node *table = param(e, "E", sh(2, 5, 3, 0));
+    Shape is = sh(2, 7, 1, 0);
+    y = ir_gather(e->g, table, ir_input(e->g, "i", ROLE_INDEX, &is, P0), 0, P0);
+    break;
+  }
   default: { /* gather along the last axis, indices repeating and broadcast over the first */
     Shape is = sh(3, 1, 3, 5);
     Node *idx = ir_input(e->g, "i", ROLE_INDEX, &is, P0);
@@ -202,7 +208,7 @@ static void build_layout(GEnv *e, int c, int j) {
   set_loss(e, y);
 }
 
-TEST(grad_layout_primitives) { check_cases(build_layout, 5, "layout"); }
+TEST(grad_layout_primitives) { check_cases(build_layout, 6, "layout"); }
 
 TEST(grad_check_catches_a_wrong_gradient) {
   int tanh_at = 0;
@@ -331,7 +337,7 @@ TEST(exec32_matches_the_interpreter) {
   for (int i = 0; i < (int)(sizeof binary_ops / sizeof binary_ops[0]); i++)
     for (int j = 0; j < 4; j++) w = fmax(w, exec32_error(build_binary, i, j));
   for (int c = 0; c < 7; c++) w = fmax(w, exec32_error(build_reduce_select_product, c, 0));
-  for (int c = 0; c < 5; c++) w = fmax(w, exec32_error(build_layout, c, 0));
+  for (int c = 0; c < 6; c++) w = fmax(w, exec32_error(build_layout, c, 0));
   for (int c = 0; c < 2; c++) w = fmax(w, exec32_error(build_slices, c, 0)); /* computed inside a concatenation */
   if (w > 1e-5 || getenv("VERIFY_SHOW")) fprintf(stderr, "  exec32 against float64: worst %.3g of a value's scale\n", w);
   CHECK(w <= 1e-5);
