@@ -388,5 +388,19 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
   free(us);
   free(base);
   if (!pl.n) snprintf(pl.why, sizeof pl.why, "the entry has no Param inputs: nothing to parametrize");
+  /* a width symbol no Param's size is written with (a batch size, a typo
+     of another Nat): every multiplier would be 1 without a word */
+  bool grows = false;
+  for (int i = 0; i < pl.n; i++)
+    for (int k = 0; k < pl.params[i].param->shape.rank; k++) grows |= width_dim(o, &pl.params[i].param->shape.d[k]);
+  if (pl.n && o->nwidth && !grows) {
+    snprintf(pl.why, sizeof pl.why,
+             "no Param's size is written with the width symbol '%s': nothing grows with it (name the Params' "
+             "hidden size, as D in W : Param [D, D])",
+             o->width[0].name);
+    free(pl.params);
+    pl.params = NULL;
+    pl.n = 0;
+  }
   return pl;
 }
