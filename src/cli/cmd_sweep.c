@@ -132,7 +132,7 @@ static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double
 /* The vertex of the parabola through the best point and its two
    neighbours in log2(lr); the best point itself at an end of the grid or
    where the three points are level. */
-static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, double *best_loss) {
+static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, double *best_loss, bool *edge) {
   double x[SWEEP_MAX], y[SWEEP_MAX];
   int m = curve(runs, n, param, w, d, x, y);
   if (!m) return NAN;
@@ -141,6 +141,7 @@ static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, d
   for (int k = 1; k < m; k++)
     if (y[k] < y[b]) b = k;
   *best_loss = y[b];
+  *edge = m > 1 && (b == 0 || b == m - 1);
   if (b == 0 || b == m - 1) return exp2(x[b]);
   /* the parabola through the best point and its two neighbours */
   double x0 = x[b - 1], x1 = x[b], x2 = x[b + 1], y0 = y[b - 1], y1 = y[b], y2 = y[b + 1];
@@ -412,14 +413,22 @@ int cmd_sweep(Opts *o) {
   printf("\noptimal learning rate (vertex of a parabola in log2 lr over the best point and its neighbours):\n");
   printf("%-8s %8s", "width", "depth");
   printf("  %-22s %-22s\n", "standard: lr (loss)", "derived: lr (loss)");
+  bool any_edge = false;
   for (int d = 0; d < nd; d++)
     for (int w = 0; w < nw; w++) {
       double l0, l1;
-      double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0), b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1);
+      bool e0 = false, e1 = false;
+      double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0, &e0),
+             b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1, &e1);
       char dep[24] = "-"; /* no depth symbol */
       if (o->sweep_depths) snprintf(dep, sizeof dep, "%lld", (long long)dv[d]);
-      printf("%-8lld %8s  %-9.3g (%-9.4g)    %-9.3g (%-9.4g)\n", (long long)wv[w], dep, a, l0, b, l1);
+      printf("%-8lld %8s  %-9.3g%s(%-9.4g)    %-9.3g%s(%-9.4g)\n", (long long)wv[w], dep, a, e0 ? "*" : " ", l0, b,
+             e1 ? "*" : " ", l1);
+      any_edge |= e0 || e1;
     }
+  if (any_edge)
+    printf("* the best learning rate is the grid's first or last: the optimum may lie beyond it (widen --lrs;\n"
+           "  a resumed sweep trains only the new points when the old ones stay on the grid)\n");
   if (o->plot) {
     int64_t depths[SWEEP_MAX];
     for (int d = 0; d < nd; d++) depths[d] = (int64_t)dv[d];

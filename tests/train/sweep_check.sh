@@ -72,6 +72,11 @@ PY
 fit=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8,16 \
      --lrs 1e-3:1e-1:5 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --csv "$tmp/fit.csv" 2>&1)
 echo "$fit" | grep -Eq "^16 +- +0\.002 .*0\.01 " ; check $? "the optimum is the parabola's vertex (0.002 standard, 0.01 derived)"
+# on the grid's first three points the derived optimum (0.01) is the last: marked
+edge=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8,16 \
+     --lrs 1e-3:1e-2:3 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --csv "$tmp/fit.csv" 2>&1)
+echo "$edge" | grep -Eq "^16 +- +0\.002 +\(.*0\.01 +\*" && echo "$edge" | grep -q "the grid's first or last"
+check $? "an optimum on the grid's edge is marked, and the table says to widen --lrs"
 # the coordinate check: the hidden product's output RMS after 10 steps grows
 # with the width under the standard parametrization, not under the derived
 "$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=64,I=8,C=2,L=1 --width D=16 --widths 16,128 \
