@@ -235,6 +235,11 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
       p->v = calloc((size_t)p->n + 1, sizeof(double));
       p->eff = p->scale == 1 ? p->value : tensor_new(&gr.param[k]->shape, EK_REAL);
     }
+    if (!p->value || !p->eff || (f32 ? !p->w32 || !p->g32 || !p->m32 || !p->v32 || !p->eff32 : !p->m || !p->v)) {
+      snprintf(why, whylen, "out of memory for Param '%s' (%lld elements) and its optimizer state", gr.param[k]->name,
+               (long long)p->n);
+      goto out;
+    }
     inputs[p->input] = p->eff;
     Rng rng;
     rng_seed(&rng, o->seed * 1000003u + (uint64_t)k * 7u + 1u);
