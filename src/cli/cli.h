@@ -58,6 +58,7 @@ typedef struct Opts {
   const char *lr_schedule;
   const char *text;       /* train: a byte corpus for ids and targets */
   bool param_derived;     /* train: --param derived */
+  bool param_given;       /* sweep: --param given (only that parametrization is trained) */
   bool profile;           /* train: --profile (where the step's time goes, against sgemm alone) */
   bool exec_f64;          /* train, sweep: --exec f64 (the float64 interpreter, not the float32 executor) */
   const char *init_dir, *save_dir; /* train: --init DIR, --save DIR */

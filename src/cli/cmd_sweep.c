@@ -196,7 +196,8 @@ static void plot_close(FILE *g, const char *png) {
 
 /* Loss against learning rate, one curve per width and depth, standard
    beside derived: a gnuplot script with the points inline. */
-static void plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, const int64_t *depths, int nd) {
+static void plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, const int64_t *depths, int nd,
+                 int only) {
   FILE *g = plot_open(png, "learning rate", "final training loss", "top right");
   if (!g) {
     plot_close(g, png);
@@ -204,6 +205,7 @@ static void plot(const char *png, const Run *runs, int n, const int64_t *widths,
   }
   fprintf(g, "set format x '%%.0e'\n");
   for (int p = 0; p < 2; p++) {
+    if (only >= 0 && p != only) continue; /* --param: that panel only */
     fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
     for (int d = 0; d < nd; d++)
       for (int i = 0; i < nw; i++) {
@@ -282,6 +284,7 @@ int cmd_sweep(Opts *o) {
   int nl = o->coord_lr > 0 ? 1 : parse_list(o->sweep_lrs ? o->sweep_lrs : "", lrv, SWEEP_MAX, true);
   if (o->coord_lr > 0) lrv[0] = o->coord_lr;
   if (nw < 1) return usage_error("--widths needs sizes such as 64,128,256");
+  if (o->param_given && o->coord_lr > 0) return usage_error("--coord compares both parametrizations: leave out --param");
   if (nd < 1) return usage_error("--depths needs sizes such as 2,4,8");
   if (nl < 2 && !(o->coord_lr > 0)) return usage_error("--lrs needs learning rates such as 1e-4,1e-3,1e-2 or a range LO:HI:N (log-spaced)");
   if (!o->width_spec || !strchr(o->width_spec, '='))
@@ -306,7 +309,7 @@ int cmd_sweep(Opts *o) {
   Run *runs = calloc((size_t)total, sizeof *runs);
   int n = 0;
   for (int p = 0; p < 2; p++)
-    for (int d = 0; d < nd; d++)
+    for (int d = 0; d < nd && (!o->param_given || p == (int)o->param_derived); d++) /* --param: that one only */
       for (int w = 0; w < nw; w++)
         for (int l = 0; l < nl; l++)
           for (int s = 0; s < seeds; s++)
@@ -343,8 +346,10 @@ int cmd_sweep(Opts *o) {
   if (!resumed)
     fprintf(f, o->coord_lr > 0 ? "param,width,depth,lr,seed,product,line,rms_init,rms_last\n" : "param,width,depth,lr,seed,loss\n");
   fflush(f);
-  printf("sweep %s: %d trainings (%d widths x %d depths x %d learning rates x %d seeds x 2 parametrizations), "
-         "%d already in %s, %d at a time\n", o->entry, n, nw, nd, nl, seeds, resumed, o->out, jobs);
+  printf("sweep %s: %d trainings (%d widths x %d depths x %d learning rates x %d seeds x %s), "
+         "%d already in %s, %d at a time\n", o->entry, n, nw, nd, nl, seeds,
+         !o->param_given ? "2 parametrizations" : o->param_derived ? "the derived parametrization only" : "the standard parametrization only",
+         resumed, o->out, jobs);
   fflush(stdout);
   /* a pool of child processes, each one training, its loss through a pipe */
   struct { pid_t pid; int fd, run; } slot[SWEEP_MAX];
@@ -416,14 +421,19 @@ int cmd_sweep(Opts *o) {
   bool any_edge = false;
   for (int d = 0; d < nd; d++)
     for (int w = 0; w < nw; w++) {
-      double l0, l1;
+      double l0 = NAN, l1 = NAN;
       bool e0 = false, e1 = false;
       double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0, &e0),
              b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1, &e1);
       char dep[24] = "-"; /* no depth symbol */
       if (o->sweep_depths) snprintf(dep, sizeof dep, "%lld", (long long)dv[d]);
-      printf("%-8lld %8s  %-9.3g%s(%-9.4g)    %-9.3g%s(%-9.4g)\n", (long long)wv[w], dep, a, e0 ? "*" : " ", l0, b,
-             e1 ? "*" : " ", l1);
+      char col[2][40];
+      for (int p = 0; p < 2; p++) { /* "-" for a parametrization --param left out */
+        double v = p ? b : a, l = p ? l1 : l0;
+        if (isnan(v)) snprintf(col[p], sizeof col[p], "%-22s", "-");
+        else snprintf(col[p], sizeof col[p], "%-9.3g%s(%-9.4g)", v, (p ? e1 : e0) ? "*" : " ", l);
+      }
+      printf("%-8lld %8s  %s    %s\n", (long long)wv[w], dep, col[0], col[1]);
       any_edge |= e0 || e1;
     }
   if (any_edge)
@@ -432,7 +442,7 @@ int cmd_sweep(Opts *o) {
   if (o->plot) {
     int64_t depths[SWEEP_MAX];
     for (int d = 0; d < nd; d++) depths[d] = (int64_t)dv[d];
-    plot(o->plot, runs, n, widths, nw, depths, nd);
+    plot(o->plot, runs, n, widths, nw, depths, nd, o->param_given ? (int)o->param_derived : -1);
   }
   free(runs);
   return EXIT_OK;

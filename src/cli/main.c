@@ -445,10 +445,13 @@ static const Command commands[] = {
      cmd_train, true, false},
     {"sweep", "train a grid of widths, depths and learning rates",
      "tilesmith sweep FILE.lean --entry LOSS --width D=BASE --widths 64,128,... --lrs LO:HI:N [--depth L=BASE --depths 2,4,...]\n"
-     "                 [--seeds K] [--jobs J] [--coord LR] (--data NAME=PATH.npy... | --text PATH) [train's options] --csv OUT.csv [--plot OUT.png]",
+     "                 [--seeds K] [--jobs J] [--param sp|derived] [--coord LR] (--data NAME=PATH.npy... | --text PATH) [train's options]\n"
+     "                 --csv OUT.csv [--plot OUT.png]",
      "Trains the loss entry (as 'tilesmith train') for every width, depth,\n"
      "learning rate and seed of the grid, under the standard and the derived\n"
-     "parametrization (--width and --depth give the bases), --jobs at a time\n"
+     "parametrization (--width and --depth give the bases; --param sp or\n"
+     "--param derived trains that one only, so that each can have a grid of\n"
+     "its own around its optimum), --jobs at a time\n"
      "(default: every core), appending each result (the mean loss of the last\n"
      "fifth of the steps) to --csv as it finishes; a sweep run again with the\n"
      "same CSV resumes.  Then prints each width's and depth's optimal learning\n"
@@ -771,6 +774,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--param", &m)) || m)) {
       if (!v || (strcmp(v, "sp") && strcmp(v, "derived"))) return usage_error("--param needs sp or derived");
       o->param_derived = !strcmp(v, "derived");
+      o->param_given = true;
     } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--lr-schedule", &m)) || m)) {
       TrainSchedule sc;
       if (!train_schedule_parse(v, &sc)) return usage_error("--lr-schedule needs %s", train_schedule_list());

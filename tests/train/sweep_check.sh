@@ -49,6 +49,12 @@ outd=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size 
       --csv "$tmp/d.csv" --plot "$tmp/d.png" 2>&1)
 echo "$outd" | grep -q "width 8 depth 2 lr" && echo "$outd" | grep -Eq "^8 +2 +[0-9]" && is_png "$tmp/d.png"
 check $? "a depth sweep names the depth of each run and each table row, and draws a PNG"
+# --param derived: only the derived runs, the standard column "-"
+outp=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8 \
+      --lrs 1e-3:1e-2:2 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 3 --param derived --csv "$tmp/p.csv" 2>&1)
+[ "$(tail -n +2 "$tmp/p.csv" | cut -d, -f1 | sort -u)" = 1 ] && [ "$(tail -n +2 "$tmp/p.csv" | wc -l)" = 2 ] &&
+  echo "$outp" | grep -Eq "^8 +- +- +[0-9]"
+check $? "--param derived trains the derived parametrization only"
 # width 8 is the base: both parametrizations train the same model
 python3 - "$tmp/s.csv" <<'PY'
 import sys
