@@ -77,12 +77,6 @@ Graph *elaborate(Session *s, Opts *o, const char *entry) {
 
 /* ---- --stats ---- */
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static void print_stats(const Session *s, double t0, double t1, double t2, int nodes) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -119,15 +113,15 @@ static int cmd_check(Opts *o) {
   Session s;
   session_open(&s);
   int rc = EXIT_OK, nodes = 0;
-  double t0 = now_ms(), t1 = t0;
+  double t0 = (1e3 * ts_seconds()), t1 = t0;
   if (!load(&s, o->file)) rc = EXIT_USER;
   else if (o->entry) {
-    t1 = now_ms();
+    t1 = (1e3 * ts_seconds());
     Graph *g = elaborate(&s, o, o->entry);
     if (g) elab_print_signature(stdout, g, o->entry), nodes = g->nnodes;
     else rc = EXIT_USER;
   } else {
-    t1 = now_ms();
+    t1 = (1e3 * ts_seconds());
     /* every declaration of the file: concrete ones are elaborated */
     int checked = 0, generic = 0;
     for (int i = 0; i < s.prog.ndecls; i++) {
@@ -155,7 +149,7 @@ static int cmd_check(Opts *o) {
     if (rc == EXIT_OK)
       printf("ok: %d definition%s elaborated, %d generic\n", checked, checked == 1 ? "" : "s", generic);
   }
-  if (o->stats) print_stats(&s, t0, t1, now_ms(), nodes);
+  if (o->stats) print_stats(&s, t0, t1, (1e3 * ts_seconds()), nodes);
   session_close(&s);
   return rc;
 }

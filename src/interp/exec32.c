@@ -53,12 +53,6 @@ static void share(int64_t n, int64_t *lo, int64_t *hi) {
   *lo = n * t / nt, *hi = n * (t + 1) / nt;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct X32 {
   Graph *g;
   Ctx *ctx;
@@ -100,6 +94,17 @@ static void x32_free(X32 *x) {
 
 static float *alloc(X32 *x, const Node *n);
 
+/* n's values are at p, in a block of its own: `block` when the executor
+   frees it, NULL when it is the caller's (an input read in place, a target
+   computed in the caller's buffer). */
+static float *own(X32 *x, const Node *n, float *p, float *block) {
+  x->val[n->id] = p;
+  x->block[n->id] = block;
+  x->owner[n->id] = n->id;
+  x->views[n->id] = 1;
+  return p;
+}
+
 /* A piece of a concatenation along its leading dimensions is computed in
    place: the concatenation's block is made when its first piece is, and
    the piece is a view of it (the concatenation then copies nothing). */
@@ -117,19 +122,10 @@ static float *alloc(X32 *x, const Node *n) {
   int64_t N = numel(&n->shape);
   if (N < 0 || N > MAX_ELEMS)
     ts_error(x->ctx, n->site, "tensor of %lld elements is too large for the float32 executor", (long long)N);
-  if (x->outbuf[n->id]) { /* a target the caller takes in float32: computed in its buffer */
-    x->val[n->id] = x->outbuf[n->id];
-    x->block[n->id] = NULL;
-    x->owner[n->id] = n->id;
-    x->views[n->id] = 1;
-    return x->val[n->id];
-  }
+  if (x->outbuf[n->id]) return own(x, n, x->outbuf[n->id], NULL); /* a target the caller takes in float32 */
   float *p = malloc((size_t)(N > 0 ? N : 1) * sizeof(float));
   if (!p) ts_error(x->ctx, n->site, "out of memory allocating a tensor of %lld elements", (long long)N);
-  x->val[n->id] = x->block[n->id] = p;
-  x->owner[n->id] = n->id;
-  x->views[n->id] = 1;
-  return p;
+  return own(x, n, p, p);
 }
 
 static const float *in(const X32 *x, const Node *n, int i) { return x->val[n->in[i]->id]; }
@@ -308,14 +304,15 @@ static void select3(X32 *x, const Node *n) {
 
 /* ---- reductions, products, layout ---- */
 
-/* The sum of r[0..len) as eight interleaved running sums added at the end:
-   the same order on every machine and thread count. */
+/* The sum of r[0], r[st], ... (len terms), in order. */
 static float row_sum_strided(const float *r, int64_t st, int64_t len) {
   float t = 0;
   for (int64_t k = 0; k < len; k++) t += r[k * st];
   return t;
 }
 
+/* The sum of r[0..len) as eight interleaved running sums added at the end:
+   the same order on every machine and thread count. */
 static float row_sum(const float *r, int64_t len) {
   float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
@@ -447,13 +444,13 @@ static void matmul(X32 *x, const Node *n) {
   iter_bcast(&it, 1, &bb, k * nn);
   int64_t nbatch = dims_prod(&bo, 0, bo.rank);
   Exec32Prof *p = x->io ? x->io->prof : NULL;
-  double t0 = p ? now_s() : 0;
+  double t0 = p ? ts_seconds() : 0;
   for (int64_t i = 0; i < nbatch; i++, iter_next(&it, 2))
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)k,
                 1.0f, a + it.off[0], ta ? (int)m : (int)k, b + it.off[1], tb ? (int)k : (int)nn, 0.0f, o + i * m * nn,
                 (int)nn);
   if (p) {
-    p->gemm_s += now_s() - t0;
+    p->gemm_s += ts_seconds() - t0;
     p->gemm_flops += 2.0 * (double)nbatch * (double)m * (double)nn * (double)k;
     int j = 0;
     while (j < p->ngemm && !(p->gemm[j].ta == ta && p->gemm[j].tb == tb && p->gemm[j].m == (int)m &&
@@ -566,10 +563,7 @@ static void gather(X32 *x, const Node *n) {
 
 static void leaf(X32 *x, const Node *n) {
   if (n->op == OP_INPUT && x->io && x->io->in32 && x->io->in32[n->input_index]) { /* float32 already: read in place */
-    x->val[n->id] = (float *)x->io->in32[n->input_index];
-    x->block[n->id] = NULL;
-    x->owner[n->id] = n->id;
-    x->views[n->id] = 1;
+    own(x, n, (float *)x->io->in32[n->input_index], NULL);
     return;
   }
   float *o = alloc(x, n);
@@ -731,9 +725,9 @@ void exec32_run_io(Graph *g, Tensor **inputs, Node *const *targets, int n, Tenso
     longjmp(*prev, 1);
   }
   if (prev) c->unwind = &here;
-  double t0 = io && io->prof ? now_s() : 0, g0 = io && io->prof ? io->prof->gemm_s : 0;
+  double t0 = io && io->prof ? ts_seconds() : 0, g0 = io && io->prof ? io->prof->gemm_s : 0;
   run(x, targets, n, out);
-  if (io && io->prof) io->prof->other_s += now_s() - t0 - (io->prof->gemm_s - g0);
+  if (io && io->prof) io->prof->other_s += ts_seconds() - t0 - (io->prof->gemm_s - g0);
   c->unwind = prev;
   x32_free(x);
 }

@@ -32,12 +32,6 @@
 #define MATCH_LIMIT 1000
 #define BAN_LENGTH 5
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 const char *eg_stop_name(EgStop s) {
   switch (s) {
   case EG_SATURATED: return "saturated";
@@ -95,11 +89,11 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
   }
   int *banned_until = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
   int *times_banned = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
-  double t0 = now_s();
+  double t0 = ts_seconds();
   eg_rebuild(eg);
   rep->stop = EG_ITER_LIMIT;
   for (int iter = 1; iter <= max_iters; iter++) {
-    double ti = now_s();
+    double ti = ts_seconds();
     EgIter *it = &rep->iters[rep->niters++];
     it->iter = iter;
     it->matches = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
@@ -126,7 +120,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
         found[i].len = 0;
         skipped = true;
       }
-      timed_out = now_s() - t0 > max_s;
+      timed_out = ts_seconds() - t0 > max_s;
     }
     /* apply */
     int nodes_before = eg->nnodes;
@@ -141,7 +135,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
           node_limit = true;
           break;
         }
-        if ((k & 255) == 255 && now_s() - t0 > max_s) {
+        if ((k & 255) == 255 && ts_seconds() - t0 > max_s) {
           timed_out = true;
           break;
         }
@@ -151,12 +145,12 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
     eg_rebuild(eg);
     it->enodes = eg->nlive;
     it->eclasses = eg->nroots;
-    it->seconds = now_s() - ti;
+    it->seconds = ts_seconds() - ti;
     if (node_limit || eg->nnodes >= max_nodes) {
       rep->stop = EG_NODE_LIMIT;
       break;
     }
-    if (timed_out || now_s() - t0 > max_s) {
+    if (timed_out || ts_seconds() - t0 > max_s) {
       rep->stop = EG_TIME_LIMIT;
       break;
     }
@@ -169,7 +163,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
       memset(banned_until, 0, sizeof(int) * (size_t)nr);
     }
   }
-  rep->seconds = now_s() - t0;
+  rep->seconds = ts_seconds() - t0;
   rep->enodes = eg->nlive;
   rep->eclasses = eg->nroots;
   return rep;

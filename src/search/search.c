@@ -65,12 +65,6 @@ typedef struct S {
   double t0;
 } S;
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int64_t pow2ceil(int64_t v) {
   int64_t p = 1;
   while (p < v && p < ((int64_t)1 << 40)) p *= 2;
@@ -863,7 +857,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = now()};
+  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds()};
   s.gpu = o && o->gpu ? o->gpu : gpu_get(GPU_H200);
   s.group_of = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
   for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;
@@ -895,7 +889,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
     bool improved = false;
     stats->sweeps++;
     for (int i = s.nn - 1; i >= 0; i--) {
-      if (now() - s.t0 > limit) {
+      if (ts_seconds() - s.t0 > limit) {
         stats->stop = STOP_TIME;
         goto done;
       }
@@ -994,7 +988,7 @@ done:
     for (int i = 0; i < s.nn; i++)
       if (s.group_of[i] >= 0) fprintf(stderr, "stored %%%d in group %d\n", i, s.group_of[i]);
   stats->cost = cur;
-  stats->seconds = now() - s.t0;
+  stats->seconds = ts_seconds() - s.t0;
   if (o && o->candidate > 0) {
     /* a runner-up asked for: its partition replaces the chosen one */
     if (o->candidate > stats->ncands) return NULL;

@@ -18,12 +18,6 @@
 
 #include "train.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -44,9 +38,9 @@ static double replay(const Exec32Prof *e, int64_t steps) {
       for (size_t i = 0; i < sz[b]; i++) buf[j][b][i] = (float)((i * 2654435761u % 1000) / 1000.0 - 0.5);
     }
   }
-  double start = now_s();
+  double start = ts_seconds();
   for (int r = -1; r < 64; r++) { /* round -1 warms the caches and the threads */
-    double t0 = now_s();
+    double t0 = ts_seconds();
     for (int j = 0; j < e->ngemm; j++) {
       const Exec32Gemm *s = &e->gemm[j];
       int64_t calls = (s->calls + steps / 2) / steps;
@@ -54,8 +48,8 @@ static double replay(const Exec32Prof *e, int64_t steps) {
         cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans, s->m, s->n,
                     s->k, 1.0f, buf[j][0], s->ta ? s->m : s->k, buf[j][1], s->tb ? s->k : s->n, 0.0f, buf[j][2], s->n);
     }
-    if (r >= 0) times[rounds++] = now_s() - t0;
-    if (rounds >= 5 && now_s() - start > 1.0) break;
+    if (r >= 0) times[rounds++] = ts_seconds() - t0;
+    if (rounds >= 5 && ts_seconds() - start > 1.0) break;
   }
   qsort(times, (size_t)rounds, sizeof *times, cmp_double);
   result = times[rounds / 2];

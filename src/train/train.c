@@ -90,12 +90,6 @@ void train_set_threads(int n) {
   openblas_set_num_threads(n);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The schedule's factor at step t (0-based) of T. */
 static double schedule(const TrainOpts *o, int64_t t) {
   int64_t T = o->steps, w = o->warmup < T ? o->warmup : 0;
@@ -273,7 +267,7 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
   for (int w = 0; w < nt - gr.n - 1; w++) targets[gr.n + 1 + w] = o->watch[w];
   work = calloc((size_t)most, sizeof(double));
   int64_t epoch = -1;
-  double t0 = now_s(), tlast = t0;
+  double t0 = ts_seconds(), tlast = t0;
   int64_t samples = g->ninputs && data->narrays ? data->arrays[0].input->shape.d[0].n
                     : data->ids ? data->ids->shape.d[0].n : 1;
   for (int64_t step = 0; step < o->steps; step++) {
@@ -282,14 +276,14 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
       if (ps[k].eff != ps[k].value) scaled_f64(ps[k].eff->data, ps[k].value->data, ps[k].n, ps[k].scale);
     bool watching = o->on_watch && (step == 0 || step + 1 == o->steps);
     TrainProf *pr = step > 0 ? o->prof : NULL;
-    double t_run = pr ? now_s() : 0;
+    double t_run = pr ? ts_seconds() : 0;
     if (f32) {
       Exec32Io io = {in32, out32, pr ? &pr->exec : NULL};
       exec32_run_io(g, inputs, targets, watching ? nt : gr.n + 1, outs, &io);
     } else {
       interp_run_many(g, inputs, targets, watching ? nt : gr.n + 1, outs);
     }
-    double t_upd = pr ? now_s() : 0;
+    double t_upd = pr ? ts_seconds() : 0;
     if (pr) pr->run_s += t_upd - t_run;
     for (int w = 0; watching && w < o->nwatch; w++) {
       const Tensor *t = outs[gr.n + 1 + w];
@@ -323,11 +317,11 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
                    work);
       }
     }
-    if (pr) pr->update_s += now_s() - t_upd, pr->steps++;
+    if (pr) pr->update_s += ts_seconds() - t_upd, pr->steps++;
     for (int k = 0; k < nt; k++) tensor_free(outs[k]), outs[k] = NULL;
     bool bad = !isfinite(loss);
     if (logged) {
-      double tn = now_s();
+      double tn = ts_seconds();
       TrainLog l = {step + 1, loss, o->lr * f, gn, tn - t0, 0};
       l.samples_per_s = (double)samples * (double)(o->log_every > 0 && step ? o->log_every : 1) / fmax(tn - tlast, 1e-9);
       tlast = tn;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -222,4 +223,10 @@ void json_kint(Json *j, const char *k, int64_t v) {
 void json_knum(Json *j, const char *k, double v) {
   json_key(j, k);
   json_num(j, v);
+}
+
+double ts_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }

@@ -133,6 +133,9 @@ typedef struct Json {
   bool first[64];
   bool pretty;
 } Json;
+/* Seconds on a monotonic clock (differences time a run). */
+double ts_seconds(void);
+
 void json_begin_obj(Json *j);
 void json_end_obj(Json *j);
 void json_begin_arr(Json *j);
