@@ -532,12 +532,40 @@ def check_replay(g, static, fn, inputs):
     return "" if poisoned else "output shares an input's memory: replay checked unpoisoned"
 
 
+def count_launches(fn):
+    """What one call of fn launches on the GPU, read by torch.profiler:
+    {"kernels": n, "copies": m, "names": {kernel name: launches}} (copies
+    and memsets apart; names cut to 100 characters)."""
+    from torch.profiler import ProfilerActivity, profile
+    sync()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        sync()
+    names, copies = {}, 0
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        low = e.name.lower()
+        if "memcpy" in low or "memset" in low:
+            copies += 1
+            continue
+        names[e.name[:100]] = names.get(e.name[:100], 0) + 1
+    return {"kernels": sum(names.values()), "copies": copies, "names": names}
+
+
 def time_contender(fn, inputs, res, args):
     """Fill res with fn's time: "ms" is the median over CUDA-graph replays
     ("graph": true) when capture and the replay check work, else over plain
     calls ("graph": false, "graph_error"); "ms_eager_launch" is the plain
     calls' median beside a replay's (short budget).  Never raises: a failure
-    lands in res["error"]."""
+    lands in res["error"].  With --count-launches it counts the kernels one
+    call launches instead (res["launches"]) and times nothing."""
+    if args.count_launches:
+        try:
+            res["launches"] = count_launches(fn)
+        except Exception as e:
+            res["launches_error"] = short(e)
+        return
     g = static = None
     if args.graph and graphs_available():
         try:
@@ -627,6 +655,25 @@ def dynamo_graphs():
         return None
 
 
+def inductor_metrics():
+    """Inductor's counters (torch._inductor.metrics): kernels it generated
+    and its estimate of the bytes they access (each buffer once per kernel;
+    extern calls such as cuBLAS products are not in either), or None."""
+    try:
+        from torch._inductor import metrics
+        return {"generated_kernels": metrics.generated_kernel_count, "bytes": metrics.num_bytes_accessed}
+    except Exception:
+        return None
+
+
+def inductor_reset():
+    try:
+        from torch._inductor import metrics
+        metrics.reset()
+    except Exception:
+        pass
+
+
 def compile_contender(fn, inputs, tag, mode=None):
     """(compiled fn, its first output, info): torch.compile(dynamic=False) of
     a fresh function calling fn, fullgraph first; when that raises (graph
@@ -642,6 +689,7 @@ def compile_contender(fn, inputs, tag, mode=None):
             kw["mode"] = mode
         compiled = torch.compile(fresh_function(fn, tag + ("" if fullgraph else "_breaks")), **kw)
         before = dynamo_graphs()
+        inductor_reset()
         try:
             out = compiled(*inputs)
             sync()
@@ -653,6 +701,9 @@ def compile_contender(fn, inputs, tag, mode=None):
         after = dynamo_graphs()
         break
     info["compile_s"] = round(time.time() - t0, 2)
+    m = inductor_metrics()
+    if m and m["generated_kernels"]:  # 0: the code came from a cache (see prewarm)
+        info["inductor"] = m
     info["fullgraph"] = fullgraph
     if first_err is not None:
         info["graph_breaks"] = short(first_err)
@@ -745,7 +796,7 @@ def run_case(case, args, rows, peaks=None):
     tol = TOL[case.get("dtype", "bf16")]
     gname = case["generic"]
     row = {"case": case["name"], "entry": case["entry"], "file": case["file"], "results": {},
-           "predicted_us": case.get("predicted_us", {})}
+           "predicted_us": case.get("predicted_us", {}), "plans": case.get("plans", {})}
     rows.append(row)
     err = dynamo_reset()
     if err:
@@ -791,6 +842,8 @@ def run_case(case, args, rows, peaks=None):
         try:
             compiled, out, info = compile_contender(eager, inputs, tag)
             info["rel_err"] = rel_err(out, ref)[0]
+            if "inductor" not in info and case["name"] in INDUCTOR:
+                info["inductor"] = dict(INDUCTOR[case["name"]], read_by="the prewarm's worker")
             results["torch.compile"] = info
             contenders.append(("torch.compile", lambda: compiled(*inputs)))
             if info.get("fallback"):
@@ -893,6 +946,11 @@ def _warm(kind, where, name, work):
     return (kind, where, name, time.time() - t0, err)
 
 
+# Inductor's counters per case, as the process that generated the code read
+# them (the prewarm's worker; the measuring process then hits the cache)
+INDUCTOR = {}
+
+
 def _warm_tilelang(path, name):
     """Compile one TileLang kernel of a module (worker process)."""
     return _warm("tilelang", path, name, lambda: load_module(path).compiled_kernel(name))
@@ -921,11 +979,14 @@ def _warm_compile(case, seed, flex):
         dynamo_setup()
         _, inputs, textbook, eager, _ = case_inputs(case, seed)
         with torch.no_grad():
-            compile_contender(eager, inputs, case_tag(case))
+            _, _, info = compile_contender(eager, inputs, case_tag(case))
+            if info.get("inductor"):
+                INDUCTOR[case["name"]] = info["inductor"]
             if flex and textbook is not None and flex_mods(case["generic"]) is not None:
                 make_flex(case["generic"], inputs)()
         torch.cuda.synchronize()
-    return _warm("torch.compile", case["name"], "", work)
+    got = _warm("torch.compile", case["name"], "", work)
+    return got + (INDUCTOR.get(case["name"]),)
 
 
 
@@ -965,7 +1026,10 @@ def prewarm(cases, workers, seed, flex=True, deadline_s=300.0):
         try:
             for fut in cf.as_completed(futs, timeout=max(1.0, deadline_s - (time.time() - t0))):
                 try:
-                    kind, where, name, secs, err = fut.result()
+                    got = fut.result()
+                    kind, where, name, secs, err = got[:5]
+                    if len(got) > 5 and got[5]:
+                        INDUCTOR[where] = got[5]
                 except Exception as e:  # a worker died
                     print("prewarm: a worker failed: %s" % short(e), flush=True)
                     continue
@@ -1130,6 +1194,37 @@ def print_table(rows, meta=None):
     return summary
 
 
+def print_launch_table(rows):
+    """--count-launches: per case, the kernels one call launched (measured)
+    for ours, the naive lowering, torch.compile and eager; the bytes of the
+    distinct tensors each of our kernels reads and writes, summed over the
+    kernels (the plan's footprint, from explain), and Inductor's estimate of
+    the same for the kernels it generated."""
+    def launched(res, k):
+        x = res.get(k) or {}
+        return str(x["launches"]["kernels"]) if "launches" in x else "error" if "error" in x or "launches_error" in x \
+            else "–"
+
+    def mb(b):
+        return "%.1f" % (b / 1e6) if b is not None else "–"
+    print("\n| case | ours: kernels launched (TileLang / Triton), planned | ours: MB | naive: kernels, MB "
+          "| torch.compile: kernels launched (Inductor's own) | torch.compile: Inductor's MB | eager: kernels |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        res, plans = r.get("results", {}), r.get("plans", {})
+        ours, naive = plans.get("tilelang") or plans.get("triton") or {}, plans.get("tilelang-naive") or {}
+        ind = (res.get("torch.compile") or {}).get("inductor") or {}
+        print("| %s | %s / %s, %s | %s | %s / %s, %s, %s | %s (%s) | %s | %s |" % (
+            r.get("case", "?"), launched(res, "tilelang"), launched(res, "triton"), ours.get("kernels", "–"),
+            mb(ours.get("footprint_bytes")), launched(res, "tilelang-naive"), launched(res, "triton-naive"),
+            naive.get("kernels", "–"), mb(naive.get("footprint_bytes")), launched(res, "torch.compile"),
+            ind.get("generated_kernels", "–"), mb(ind.get("bytes")), launched(res, "eager")))
+    print("\nkernels launched: CUDA kernels in one call, torch.profiler (copies and memsets apart); planned: the "
+          "kernels of the plan (explain); MB: the distinct tensors each kernel reads and writes, summed over its "
+          "kernels (ours: explain's footprint; torch.compile: Inductor's num_bytes_accessed, which leaves out "
+          "extern calls such as cuBLAS products).")
+
+
 # ---------------------------------------------------------------------------
 # small instances for --self-test: (file, generic, sizes, textbook keyword args)
 SELF_TEST = [
@@ -1235,7 +1330,10 @@ def main():
         sys.exit(self_test(sys.argv[2]))
     if len(sys.argv) == 3 and sys.argv[1] == "--table":
         data = json.load(open(sys.argv[2]))
-        print_table(data["rows"], data.get("meta"))
+        if any("launches" in x for r in data["rows"] for x in r.get("results", {}).values()):
+            print_launch_table(data["rows"])
+        else:
+            print_table(data["rows"], data.get("meta"))
         sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
@@ -1256,6 +1354,9 @@ def main():
     ap.add_argument("--prewarm-deadline", type=float, default=300.0,
                     help="seconds the prewarm may take; a module whose kernel still compiles then is reported as "
                          "an error, not compiled inline")
+    ap.add_argument("--count-launches", action="store_true",
+                    help="count the kernels one call of each contender launches (torch.profiler) instead of "
+                         "timing, and print kernels and bytes beside the naive lowering's and torch.compile's")
     ap.add_argument("--check-graph", action="store_true",
                     help="(always done now: the textbook is checked against tilesmith's graph)")
     args = ap.parse_args()
@@ -1334,6 +1435,14 @@ def main():
             pass
         save_json(args.json, meta, rows)  # after every case: a cut-off run keeps what it measured
     summary = None
+    if args.count_launches:
+        try:
+            print_launch_table(rows)
+        except Exception:
+            print("launch table failed: %s" % traceback.format_exc()[-1500:])
+        save_json(args.json, meta, rows)
+        print("\n%d cases, %d with a failure" % (len(rows), failures))
+        sys.exit(1 if failures else 0)
     try:
         summary = print_table(rows, meta)
     except Exception:

@@ -9,7 +9,9 @@
 # the search's first K runner-up plans (tilelang-cand1, triton-cand1, ...;
 # `opt --candidate`), and each case records the cost model's predicted time
 # of every variant (predicted_us) so that bench/calibration.py can rank
-# predictions against measurements.  ONE_EXP=1
+# predictions against measurements; every case records each variant's
+# kernels and the bytes they load and store (plans), which the harness's
+# --count-launches table sets beside torch.compile's.  ONE_EXP=1
 # adds tilelang-1exp and triton-1exp (TS_ONE_EXP=1: a probability tile that
 # a sum and a product both read is computed once, one exp per score).
 # SCHEDULES="s128:stream=128 st3:stages=3" adds tilelang-s128, triton-s128,
@@ -34,6 +36,7 @@ first=1
     "$bin" graph "$file" --entry "$inst" --format json > "$out/$inst.json"
     mods=""
     preds=""
+    plans=""
     variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
@@ -57,9 +60,14 @@ first=1
       if TS_ONE_EXP=$oneexp "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
-        pred=$("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |
-               python3 -c 'import json,sys; print(json.load(sys.stdin)["predicted_us"])')
+        # the cost model's time, and the plan's kernels and the bytes they
+        # load and store (the kernel/traffic table beside torch.compile's)
+        read -r pred plan < <("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |
+               python3 -c 'import json,sys; d=json.load(sys.stdin); k=d["kernels"]
+print(d["predicted_us"], json.dumps({"kernels": len(k), "footprint_bytes": sum(x["footprint_bytes"] for x in k),
+                                     "hbm_bytes": round(sum(x["hbm_bytes"] for x in k))}))')
         preds="$preds${preds:+, }\"$variant\": $pred"
+        plans="$plans${plans:+, }\"$variant\": $plan"
       elif grep -q "there is no --candidate" "$out/${inst}_$variant.err"; then
         rm -f "$out/${inst}_$variant.err"  # fewer runners-up than asked for
       else
@@ -68,8 +76,8 @@ first=1
     done
     [ $first = 1 ] || echo ","
     first=0
-    printf '  {"name": "%s", "file": "%s", "entry": "%s", "generic": "%s", "dtype": "%s", "graph": "%s.json", "modules": {%s}, "predicted_us": {%s}}' \
-      "$inst" "$file" "$inst" "$generic" "$dtype" "$inst" "$mods" "$preds"
+    printf '  {"name": "%s", "file": "%s", "entry": "%s", "generic": "%s", "dtype": "%s", "graph": "%s.json", "modules": {%s}, "predicted_us": {%s}, "plans": {%s}}' \
+      "$inst" "$file" "$inst" "$generic" "$dtype" "$inst" "$mods" "$preds" "$plans"
   done
   echo
   echo ']}'

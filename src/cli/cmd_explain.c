@@ -229,6 +229,8 @@ static void json_kernel(Json *j, Arena *a, const Plan *p, const Kernel *k, const
   json_num(j, c->loads);
   json_key(j, "writes_bytes");
   json_num(j, c->stores);
+  json_key(j, "footprint_bytes"); /* the distinct tensors it reads and writes, each once */
+  json_num(j, c->footprint);
   json_key(j, "hbm_bytes");
   json_num(j, c->hbm);
   json_key(j, "flops");
