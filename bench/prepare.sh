@@ -18,7 +18,8 @@
 # ... : the searched plan under `opt --schedule VALUE`, one variant per
 # NAME:VALUE (names of letters and digits; "tma:copy=1" and "ew:copy=0"
 # time TileLang's bulk copies against element-wise loads);
-# NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.
+# NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.  EXP2=1 adds
+# triton-exp2: Triton's exp(a - b) as exp2(a·log2e − b·log2e) (TS_TR_EXP2=1).
 # TUNED=FILE compiles the searched variants with `opt --tuned FILE` (the
 # schedules tools/tune.py measured; bench/results/*-tuned.tsv).
 set -euo pipefail
@@ -37,17 +38,19 @@ first=1
     mods=""
     preds=""
     plans=""
-    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp}"
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp} ${EXP2:+triton-exp2}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
     for variant in $variants; do
       target=${variant%%-*}
       flag="${TUNED:+--tuned $TUNED}"
       oneexp=0
+      exp2=0
       case "$variant" in
         *-naive) flag=--naive ;;
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
         *-1exp) oneexp=1 ;;
+        *-exp2) exp2=1 ;;
         *)
           for sch in ${SCHEDULES:-}; do
             if [ "${variant#*-}" = "${sch%%:*}" ]; then
@@ -57,7 +60,7 @@ first=1
             fi
           done ;;
       esac
-      if TS_ONE_EXP=$oneexp "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
+      if TS_ONE_EXP=$oneexp TS_TR_EXP2=$exp2 "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
         # the cost model's time, and the plan's kernels and the bytes they

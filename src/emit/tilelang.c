@@ -551,6 +551,236 @@ static bool declare_nan(const Stmt *s, int depth, void *ud) {
   return true;
 }
 
+/* Rows reduced by warps.  TileLang 0.1.15 lays a 2-D fragment's elements
+   over the threads in flat order, so a block of R rows of C >= threads
+   columns spreads every row over the whole block, and reducing its rows is
+   R block-wide AllReduces in sequence, each behind barriers (mlp_digits'
+   RMSNorm over 64 rows of 256: 64 of them; on the H200 each such kernel
+   took about 35 us, the whole Triton module 44).  The 2-D fragments that
+   maps and stores tie together (a map's destination and the fragments it
+   reads) form groups; a group of one shape that no gemm touches, that is
+   reduced, whose statements read no rank-1 fragment but its own row
+   results (and what maps compute from them), and whose row results no
+   statement over other 2-D fragments reads but through their staged
+   shared copies, is annotated with one layout for all its members:
+   each row on the lanes of one warp (up to 32 lanes, 8 contiguous columns
+   each, the layout TileLang gives where it vectorizes the loads by 8) and
+   the lane groups over the rows.  A row's reduction becomes thread-local
+   sums and shuffles within a warp, with no barrier. */
+typedef struct RowGroups {
+  int n;
+  const TBuf *buf[64]; /* the kernel's 2-D fragments */
+  int parent[64];      /* union-find over buf */
+  bool bad[64], reduced[64];
+} RowGroups;
+
+static int rg_index(const RowGroups *g, const TBuf *b) {
+  for (int i = 0; i < g->n; i++)
+    if (g->buf[i] == b) return i;
+  return -1;
+}
+
+static int rg_find(RowGroups *g, int i) {
+  while (g->parent[i] != i) i = g->parent[i] = g->parent[g->parent[i]];
+  return i;
+}
+
+static void rg_union(RowGroups *g, int a, int b) {
+  a = rg_find(g, a), b = rg_find(g, b);
+  if (a == b) return;
+  g->parent[b] = a;
+  g->bad[a] |= g->bad[b];
+  g->reduced[a] |= g->reduced[b];
+}
+
+/* One statement's reads: the 2-D fragments (into the statement's group)
+   and the rank-1 ones (checked once the groups are known). */
+typedef struct RgStmt { RowGroups *g; int group; const TBuf *r1[16]; int nr1; bool overflow; } RgStmt;
+
+static void rg_read(const SExpr *x, void *ud) {
+  RgStmt *st = ud;
+  if (x->kind != SX_TILE || x->buf->scope != SCOPE_FRAGMENT) return;
+  if (x->buf->shape.rank == 2) {
+    int i = rg_index(st->g, x->buf);
+    if (i < 0) return;
+    if (st->group < 0) st->group = i;
+    else rg_union(st->g, st->group, i);
+  } else if (st->nr1 < 16) st->r1[st->nr1++] = x->buf;
+  else st->overflow = true;
+}
+
+static void rg_reads(const SExpr *x, void *ud) { sexpr_walk(x, rg_read, ud); }
+
+static bool rg_pass1(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  RowGroups *g = ud;
+  switch (s->kind) {
+  case ST_GEMM: {
+    const TBuf *t[3] = {s->dst, s->a, s->b};
+    for (int q = 0; q < 3; q++) {
+      int i = rg_index(g, t[q]);
+      if (i >= 0) g->bad[rg_find(g, i)] = true;
+    }
+    break;
+  }
+  case ST_REDUCE: {
+    int i = rg_index(g, s->a);
+    if (i >= 0) g->reduced[rg_find(g, i)] = true;
+    break;
+  }
+  case ST_MAP:
+  case ST_STORE:
+  case ST_ATOMIC_ADD: {
+    RgStmt st = {.g = g, .group = s->kind == ST_MAP ? rg_index(g, s->dst) : -1};
+    stmt_exprs(s, rg_reads, &st);
+    /* a rank-1 fragment or a shared tile written from a group's members is
+       left alone: only stores and shared tiles may read them */
+    if (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 1 && st.group >= 0)
+      g->bad[rg_find(g, st.group)] = true;
+    break;
+  }
+  case ST_FILL:
+  case ST_LOOP:
+  case ST_IF: break;
+  }
+  return true;
+}
+
+/* The rank-1 fragments a group's row layout reaches: the results of its
+   reductions and what maps compute from them.  A map or store over the
+   group's fragments may read only those; one over other 2-D fragments (a
+   gemm accumulator rescaled by a row factor: online softmax) must read
+   none of them, or the two layouts meet in one loop. */
+typedef struct RgTaint {
+  RowGroups *g;
+  const Emit *e; /* its staged fragments: a read of the shared copy links no layout */
+  int grp, top;  /* the group; the top-level statement walked */
+  bool taint[64];
+  const TBuf *r1[64];
+  int nr1;
+  bool grew, bad;
+} RgTaint;
+
+static bool rt_staged(const RgTaint *t, const TBuf *b) {
+  for (int i = 0; i < t->e->nstaged; i++)
+    if (t->e->staged[i] == b && t->top > t->e->stage_from[i]) return true;
+  return false;
+}
+
+static int rt_index(RgTaint *t, const TBuf *b, bool add) {
+  for (int i = 0; i < t->nr1; i++)
+    if (t->r1[i] == b) return i;
+  if (!add || t->nr1 >= 64) return -1;
+  t->r1[t->nr1] = b;
+  t->taint[t->nr1] = false;
+  return t->nr1++;
+}
+
+static bool rt_grow(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  RgTaint *t = ud;
+  if (s->kind == ST_REDUCE && rg_index(t->g, s->a) >= 0 && rg_find(t->g, rg_index(t->g, s->a)) == t->grp) {
+    int i = rt_index(t, s->dst, true);
+    if (i >= 0 && !t->taint[i]) t->taint[i] = t->grew = true;
+  }
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 1) {
+    RowGroups scratch = *t->g; /* reads only */
+    RgStmt st = {.g = &scratch, .group = -1};
+    stmt_exprs(s, rg_reads, &st);
+    bool from = false;
+    for (int q = 0; q < st.nr1; q++) {
+      if (rt_staged(t, st.r1[q])) continue;
+      int i = rt_index(t, st.r1[q], false);
+      from |= i >= 0 && t->taint[i];
+    }
+    int d = rt_index(t, s->dst, true);
+    if (from && d >= 0 && !t->taint[d]) t->taint[d] = t->grew = true;
+  }
+  return true;
+}
+
+static bool rt_check(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  RgTaint *t = ud;
+  if (s->kind != ST_MAP && s->kind != ST_STORE && s->kind != ST_ATOMIC_ADD) return true;
+  RowGroups scratch = *t->g; /* reads only */
+  RgStmt st = {.g = &scratch, .group = s->kind == ST_MAP ? rg_index(t->g, s->dst) : -1};
+  stmt_exprs(s, rg_reads, &st);
+  /* the statement's 2-D fragments are one group (pass 1 joined them) */
+  bool two_d = st.group >= 0 || (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 2);
+  bool into = st.group >= 0 && rg_find(t->g, st.group) == t->grp;
+  if (st.overflow && two_d) t->bad = true;
+  for (int q = 0; q < st.nr1; q++) {
+    if (rt_staged(t, st.r1[q])) continue;
+    int i = rt_index(t, st.r1[q], false);
+    bool tainted = i >= 0 && t->taint[i];
+    if (into ? !tainted : two_d && tainted) t->bad = true;
+  }
+  return true;
+}
+
+/* each top-level statement alone, so that a read knows whether it is of
+   the fragment or of its staged copy */
+static void rt_walk(RgTaint *t, const Kernel *k, StmtVisit fn) {
+  for (int i = 0; i < k->body.len; i++) {
+    StmtList one = {.data = &k->body.data[i], .len = 1};
+    t->top = i;
+    tile_walk(&one, fn, t);
+  }
+}
+
+static bool rg_group_ok(RowGroups *g, const Emit *e, const Kernel *k, int grp) {
+  RgTaint *t = calloc(1, sizeof *t);
+  if (!t) return false;
+  t->g = g, t->e = e, t->grp = grp;
+  do {
+    t->grew = false;
+    rt_walk(t, k, rt_grow);
+  } while (t->grew);
+  rt_walk(t, k, rt_check);
+  bool ok = !t->bad;
+  free(t);
+  return ok;
+}
+
+static void annotate_row_layouts(Emit *e, const Kernel *k) {
+  RowGroups *g = calloc(1, sizeof *g);
+  if (!g) return;
+  for (int b = 0; b < k->bufs.len && g->n < 64; b++) {
+    const TBuf *t = k->bufs.data[b];
+    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2) continue;
+    g->buf[g->n] = t, g->parent[g->n] = g->n;
+    g->bad[g->n] = transposed_operand(k, t);
+    g->n++;
+  }
+  tile_walk(&k->body, rg_pass1, g);
+  for (int i = 0; i < g->n; i++)
+    if (rg_find(g, i) == i && !g->bad[i] && g->reduced[i] && !rg_group_ok(g, e, k, i)) g->bad[i] = true;
+  for (int i = 0; i < g->n; i++) { /* one shape a group */
+    int r = rg_find(g, i);
+    const Shape *a = &g->buf[i]->shape, *b = &g->buf[r]->shape;
+    if (a->d[0].n != b->d[0].n || a->d[1].n != b->d[1].n) g->bad[r] = true;
+  }
+  int n = 0;
+  for (int i = 0; i < g->n; i++) {
+    int r = rg_find(g, i);
+    if (g->bad[r] || !g->reduced[r]) continue;
+    /* v contiguous columns a lane (16-byte loads of bf16), tpr lanes a
+       row, threads / tpr rows a pass of the block */
+    int64_t rows = g->buf[i]->shape.d[0].n, cols = g->buf[i]->shape.d[1].n, threads = k->threads, v = 8, tpr = 32;
+    while (v > 1 && cols % v) v /= 2;
+    while (tpr > 1 && (cols / v) % tpr) tpr /= 2;
+    if (rows < 2 || threads % tpr || rows % (threads / tpr)) continue;
+    long long R = rows, C = cols, V = v, L = tpr, P = threads / tpr;
+    emit_printf(e,
+                "%s%s: T.Fragment((%lld, %lld), forward_thread_fn=lambda i, j: (i %% %lld) * %lld + (j // %lld) %% %lld, "
+                "forward_index_fn=lambda i, j: (i // %lld) * %lld + (j // %lld) * %lld + j %% %lld)",
+                n++ ? ", " : "        T.annotate_layout({", g->buf[i]->name, R, C, P, L, V, L, P, C / L, V * L, V, V);
+  }
+  if (n) emit_printf(e, "})\n");
+  free(g);
+}
+
 static void tl_kernel(Emit *e, const Kernel *k) {
   const TBuf **gs;
   int n = emit_kernel_globals(e, k, &gs);
@@ -601,6 +831,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   for (int i = 0; i < e->nstaged; i++)
     emit_printf(e, "        %s_s = T.alloc_shared((%lld,), \"%s\")\n", e->staged[i]->name,
                 (long long)e->staged[i]->shape.d[0].n, dtype_name(e->staged[i]->dtype));
+  annotate_row_layouts(e, k); /* after find_staged: a staged read links no layout */
   for (int i = 0; i < k->body.len; i++) {
     /* each staged fragment is copied before the first statement that reads its copy */
     for (int q = 0; q < e->nstaged; q++)

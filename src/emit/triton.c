@@ -22,6 +22,7 @@
  * Offsets are int32, except into a global of 2^31 elements or more, whose
  * indices are widened to int64 first.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
@@ -248,7 +249,20 @@ static void tr_var(Emit *e, TVar v) {
   else emit_printf(e, "%s", tvar_name(v));
 }
 
+/* exp(a - b) as one FMA and an exp2, as the TileLang emitter writes it:
+   off by default until its speed is measured on the GPU (session 7's hang
+   compiling it was the row scalars' tl.reshape, since gone; every bench
+   kernel in this form builds for sm_90 in under 3 s here).  TS_TR_EXP2=1
+   turns it on for a module, for bench/prepare.sh's triton-exp2 variant. */
+static EmitTarget triton_exp2;
+
 static void tr_imports(Emit *e) {
+  const char *on = getenv("TS_TR_EXP2");
+  if (on && !strcmp(on, "1")) {
+    triton_exp2 = emit_triton;
+    triton_exp2.exp_diff = "tl.exp2(%0 * 1.4426950408889634 - %1 * 1.4426950408889634)";
+    e->t = &triton_exp2;
+  }
   emit_printf(e, "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n"
                  "INF = tl.constexpr(float(\"inf\"))\n");
 }
@@ -593,9 +607,8 @@ static void tr_extras(Emit *e) {
 const EmitTarget emit_triton = {
     .name = "triton",
     .op_template = tr_template,
-    /* no exp_diff: Triton 3.6 hangs compiling tl.exp2(a*L - b*L) over a
-       1x8192 tile (softmax_16k_8k, minutes in its own passes); tl.exp is
-       mul + ex2.approx already */
+    /* no exp_diff by default: see tr_imports; tl.exp is mul + ex2.approx
+       already */
     .idx_min = "tl.minimum",
     .idx_max = "tl.maximum",
     .idx_and = "&",

@@ -211,6 +211,62 @@ HANGS = """for (int k = 0; k < 4; ++k) {
 FINISHES = HANGS.replace("      __syncthreads();\n", "")
 barrier_check_tested = False
 
+# rows of a fragment reduced one after another by the whole block (what
+# TileLang 0.1.15 made of mlp_digits' RMSNorm over 64 rows of 256 before
+# the emitter laid such fragments out a row per warp), and the same rows
+# reduced within warps
+ROWS_BY_BLOCK = """  #pragma unroll
+  for (int i_2 = 0; i_2 < 64; ++i_2) {
+    R2_clear[i_2] = 0x0p+0f/*0.000000e+00*/;
+    #pragma unroll
+    for (int rv = 0; rv < 2; ++rv) {
+      R2_clear[i_2] = (R2_clear[i_2] + E1[((i_2 * 2) + rv)]);
+    }
+    __syncthreads();
+    R2_clear[i_2] = tl::AllReduce<tl::SumOp, 128, 1, 0, tl::NamedBarrier<128>>::run(R2_clear[i_2], (&(((float*)workspace)[0])));
+  }"""
+ROWS_BY_WARP = ROWS_BY_BLOCK.replace("SumOp, 128, 1", "SumOp, 32, 1")
+
+
+def rowwise_block_reductions(src):
+    """Lines (1-based) of lowered CUDA where a block-wide AllReduce (over
+    more than 32 threads) sits inside an unrolled loop of two or more trips:
+    rows reduced one after another by the whole block, each behind barriers,
+    where a warp per row needs none."""
+    out, loops, depth, unroll = [], [], 0, False
+    for n, line in enumerate(src.splitlines(), 1):
+        s = line.strip()
+        m = re.match(r"for \(int \w+ = 0; \w+ < (\d+); \+\+\w+\) \{", s)
+        if m:
+            loops.append((depth, unroll and int(m.group(1)) >= 2))
+        unroll = s.startswith("#pragma unroll")
+        for threads, scale in re.findall(r"AllReduce<tl::\w+, (\d+), (\d+)", s):
+            if int(threads) * int(scale) > 32 and any(u for _, u in loops):
+                out.append(n)
+        depth += s.count("{") - s.count("}")
+        while loops and depth <= loops[-1][0]:
+            loops.pop()
+    return out
+
+
+def fragment_layouts_wrong(src):
+    """The emitter's T.annotate_layout fragments of a module's source that
+    are not a one-to-one map of the fragment's elements onto (thread, local
+    index) with thread < the kernel's threads and index < elements/threads:
+    a wrong layout would lower without complaint and compute garbage."""
+    bad = []
+    for k in re.finditer(r"T\.Kernel\([^)]*threads=(\d+)\)(.*?)(?=\n@T\.prim_func|\nPRIM_FUNCS)", src, re.S):
+        threads = int(k.group(1))
+        for a in re.finditer(r"(\w+): T\.Fragment\(\((\d+), (\d+)\), forward_thread_fn=(lambda i, j: .*?), "
+                             r"forward_index_fn=(lambda i, j: .*?)\)(?=[,}])", k.group(2)):
+            rows, cols = int(a.group(2)), int(a.group(3))
+            thread, index = eval(a.group(4)), eval(a.group(5))  # noqa: S307 - the emitter's own lambdas
+            per = rows * cols // threads
+            seen = {(thread(i, j), index(i, j)) for i in range(rows) for j in range(cols)}
+            if len(seen) != rows * cols or any(not (0 <= t < threads and 0 <= x < per) for t, x in seen):
+                bad.append(a.group(1))
+    return bad
+
 
 def tilelang_lower_all(mod, label, nvcc):
     """Lower every prim_func for sm_90a and search the CUDA for a barrier that
@@ -226,6 +282,12 @@ def tilelang_lower_all(mod, label, nvcc):
         found = (divergent(HANGS), divergent(FINISHES))
         report("passed" if found == ([5], []) else "failed", "tilelang: the divergent-barrier search",
                f"found {found}, expected ([5], [])")
+        found = (rowwise_block_reductions(ROWS_BY_BLOCK), rowwise_block_reductions(ROWS_BY_WARP))
+        report("passed" if found == ([9], []) else "failed", "tilelang: the row-by-row block reduction search",
+               f"found {found}, expected ([9], [])")
+    wrong = fragment_layouts_wrong(open(mod.__file__).read())
+    report("failed" if wrong else "passed", f"tilelang {label}: fragment layouts one-to-one",
+           f"not one-to-one: {wrong}" if wrong else "")
     for name, fn in mod.PRIM_FUNCS.items():
         what = f"tilelang sm_90a {label} {name}"
         try:
@@ -233,6 +295,10 @@ def tilelang_lower_all(mod, label, nvcc):
             bad = divergent(src)
             if bad:
                 raise RuntimeError(f"a __syncthreads() inside a branch on threadIdx (CUDA line {bad[0]}): it would hang")
+            rows = rowwise_block_reductions(src)
+            if rows:
+                raise RuntimeError(f"rows reduced one by one by the whole block (CUDA line {rows[0]}): "
+                                   "a fragment the emitter should lay out a row per warp")
             detail = f"{len(src)} chars of CUDA"
             if nvcc:
                 with tempfile.TemporaryDirectory() as d:
