@@ -204,6 +204,23 @@ static void plot(const char *png, const Run *runs, int n, const int64_t *widths,
     return;
   }
   fprintf(g, "set format x '%%.0e'\n");
+  /* one loss range for both panels, fitted to the curves (a log axis
+     rounded out to whole decades flattens losses that differ in the second
+     digit); linear unless the losses span more than a factor of 10 */
+  double lo = INFINITY, hi = -INFINITY;
+  for (int p = 0; p < 2; p++)
+    for (int d = 0; d < nd; d++)
+      for (int i = 0; i < nw; i++) {
+        double x[SWEEP_MAX], y[SWEEP_MAX];
+        int m = only >= 0 && p != only ? 0 : curve(runs, n, p, widths[i], depths[d], x, y);
+        for (int k = 0; k < m; k++) lo = fmin(lo, y[k]), hi = fmax(hi, y[k]);
+      }
+  if (lo > 0 && hi > lo && hi / lo <= 10) {
+    double pad = 0.05 * (hi - lo);
+    fprintf(g, "unset logscale y\nset yrange [%.9g:%.9g]\n", lo - pad, hi + pad);
+  } else if (lo > 0 && hi > lo) {
+    fprintf(g, "set yrange [%.9g:%.9g]\n", lo / 1.1, hi * 1.1);
+  }
   for (int p = 0; p < 2; p++) {
     if (only >= 0 && p != only) continue; /* --param: that panel only */
     fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
