@@ -681,7 +681,8 @@ static bool rt_grow(const Stmt *s, int depth, void *ud) {
   RgTaint *t = ud;
   if (s->kind == ST_REDUCE && rg_index(t->g, s->a) >= 0 && rg_find(t->g, rg_index(t->g, s->a)) == t->grp) {
     int i = rt_index(t, s->dst, true);
-    if (i >= 0 && !t->taint[i]) t->taint[i] = t->grew = true;
+    if (i < 0) t->bad = true; /* more rank-1 fragments than followed: leave the group alone */
+    else if (!t->taint[i]) t->taint[i] = t->grew = true;
   }
   if (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 1) {
     RowGroups scratch = *t->g; /* reads only */
@@ -693,8 +694,9 @@ static bool rt_grow(const Stmt *s, int depth, void *ud) {
       int i = rt_index(t, st.r1[q], false);
       from |= i >= 0 && t->taint[i];
     }
-    int d = rt_index(t, s->dst, true);
-    if (from && d >= 0 && !t->taint[d]) t->taint[d] = t->grew = true;
+    int d = from ? rt_index(t, s->dst, true) : -1;
+    if (from && d < 0) t->bad = true;
+    else if (from && !t->taint[d]) t->taint[d] = t->grew = true;
   }
   return true;
 }
@@ -746,9 +748,13 @@ static bool rg_group_ok(RowGroups *g, const Emit *e, const Kernel *k, int grp) {
 static void annotate_row_layouts(Emit *e, const Kernel *k) {
   RowGroups *g = calloc(1, sizeof *g);
   if (!g) return;
-  for (int b = 0; b < k->bufs.len && g->n < 64; b++) {
+  for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
     if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2) continue;
+    if (g->n == 64) { /* more than followed: no annotation */
+      free(g);
+      return;
+    }
     g->buf[g->n] = t, g->parent[g->n] = g->n;
     g->bad[g->n] = transposed_operand(k, t);
     g->n++;
