@@ -176,12 +176,12 @@ static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double
 /* A gnuplot process drawing two panels side by side into png, log-log
    axes (x in base 2), and its end: whether it drew (said on the terminal
    either way). */
-static FILE *plot_open(const char *png, const char *xlabel, const char *ylabel, const char *key) {
+static FILE *plot_open(const char *png, const char *xlabel, const char *ylabel, const char *key, int panels) {
   FILE *g = popen("gnuplot", "w");
   if (g)
-    fprintf(g, "set terminal pngcairo size 1200,480 noenhanced\nset output '%s'\nset multiplot layout 1,2\n"
+    fprintf(g, "set terminal pngcairo size %d,480 noenhanced\nset output '%s'\nset multiplot layout 1,%d\n"
                "set logscale x 2\nset logscale y\nset xlabel '%s'\nset ylabel '%s'\nset key %s\nset grid\n",
-            png, xlabel, ylabel, key);
+            600 * panels, png, panels, xlabel, ylabel, key);
   return g;
 }
 static void plot_close(FILE *g, const char *png) {
@@ -197,8 +197,8 @@ static void plot_close(FILE *g, const char *png) {
 /* Loss against learning rate, one curve per width and depth, standard
    beside derived: a gnuplot script with the points inline. */
 static void plot(const char *png, const Run *runs, int n, const int64_t *widths, int nw, const int64_t *depths, int nd,
-                 int only) {
-  FILE *g = plot_open(png, "learning rate", "final training loss", "top right");
+                 int only, double alpha) {
+  FILE *g = plot_open(png, "learning rate", "final training loss", "top right", only >= 0 ? 1 : 2);
   if (!g) {
     plot_close(g, png);
     return;
@@ -223,7 +223,10 @@ static void plot(const char *png, const Run *runs, int n, const int64_t *widths,
   }
   for (int p = 0; p < 2; p++) {
     if (only >= 0 && p != only) continue; /* --param: that panel only */
-    fprintf(g, "set title '%s'\nplot ", p ? "derived parametrization (muP, CompleteP)" : "standard parametrization");
+    fprintf(g, "set title '%s'\nplot ",
+            !p ? "standard parametrization"
+               : nd < 2 ? "derived parametrization (muP)"
+               : alpha == 1 ? "derived parametrization (muP, CompleteP alpha 1)" : "derived parametrization (muP, depth-muP alpha 1/2)");
     for (int d = 0; d < nd; d++)
       for (int i = 0; i < nw; i++) {
         char t[64] = "";
@@ -277,7 +280,7 @@ static int coord_report(const Opts *o, const Run *runs, int n, const int64_t *wi
     }
   }
   if (o->plot) {
-    FILE *g = plot_open(o->plot, "width", "RMS of the product output", "top left");
+    FILE *g = plot_open(o->plot, "width", "RMS of the product output", "top left", 2);
     for (int p = 0; g && p < 2; p++) {
       fprintf(g, "set title '%s, after %lld steps'\nplot ", p ? "derived parametrization" : "standard parametrization",
               (long long)(o->steps ? o->steps : 100));
@@ -459,7 +462,8 @@ int cmd_sweep(Opts *o) {
   if (o->plot) {
     int64_t depths[SWEEP_MAX];
     for (int d = 0; d < nd; d++) depths[d] = (int64_t)dv[d];
-    plot(o->plot, runs, n, widths, nw, depths, nd, o->param_given ? (int)o->param_derived : -1);
+    plot(o->plot, runs, n, widths, nw, depths, nd, o->param_given ? (int)o->param_derived : -1,
+         o->has_alpha ? o->alpha : 1);
   }
   free(runs);
   return EXIT_OK;
