@@ -110,12 +110,18 @@ static void tl_load(Emit *e, const SExpr *x) {
   if (widen) emit_printf(e, ")");
 }
 
+/* Does a statement at top level `top` read b's staged shared copy? */
+static bool staged_at(const Emit *e, const TBuf *b, int top) {
+  for (int i = 0; i < e->nstaged; i++)
+    if (e->staged[i] == b && top > e->stage_from[i]) return true;
+  return false;
+}
+
 /* a tile read in an expression; one of the storage type (an input's tile
    in shared memory) widened to float32 as a load is (T.isnan and the
    arithmetic then see float32) */
 static void tl_tile(Emit *e, const SExpr *x) {
-  bool staged = false;
-  for (int i = 0; i < e->nstaged; i++) staged |= e->staged[i] == x->buf && e->top > e->stage_from[i];
+  bool staged = staged_at(e, x->buf, e->top);
   bool widen = emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32;
   if (widen) emit_printf(e, "T.Cast(\"float32\", ");
   emit_printf(e, "%s%s", x->buf->name, staged ? "_s" : "");
@@ -593,9 +599,10 @@ static void rg_union(RowGroups *g, int a, int b) {
   g->reduced[a] |= g->reduced[b];
 }
 
-/* One statement's reads: the 2-D fragments (into the statement's group)
-   and the rank-1 ones (checked once the groups are known). */
-typedef struct RgStmt { RowGroups *g; int group; const TBuf *r1[16]; int nr1; bool overflow; } RgStmt;
+/* One statement's reads: the 2-D fragments (joined into the statement's
+   group when `join`, else only its first noted) and the rank-1 ones
+   (checked once the groups are known). */
+typedef struct RgStmt { RowGroups *g; bool join; int group; const TBuf *r1[16]; int nr1; bool overflow; } RgStmt;
 
 static void rg_read(const SExpr *x, void *ud) {
   RgStmt *st = ud;
@@ -604,7 +611,7 @@ static void rg_read(const SExpr *x, void *ud) {
     int i = rg_index(st->g, x->buf);
     if (i < 0) return;
     if (st->group < 0) st->group = i;
-    else rg_union(st->g, st->group, i);
+    else if (st->join) rg_union(st->g, st->group, i);
   } else if (st->nr1 < 16) st->r1[st->nr1++] = x->buf;
   else st->overflow = true;
 }
@@ -631,7 +638,7 @@ static bool rg_pass1(const Stmt *s, int depth, void *ud) {
   case ST_MAP:
   case ST_STORE:
   case ST_ATOMIC_ADD: {
-    RgStmt st = {.g = g, .group = s->kind == ST_MAP ? rg_index(g, s->dst) : -1};
+    RgStmt st = {.g = g, .join = true, .group = s->kind == ST_MAP ? rg_index(g, s->dst) : -1};
     stmt_exprs(s, rg_reads, &st);
     /* a rank-1 fragment or a shared tile written from a group's members is
        left alone: only stores and shared tiles may read them */
@@ -661,12 +668,6 @@ typedef struct RgTaint {
   bool grew, bad;
 } RgTaint;
 
-static bool rt_staged(const RgTaint *t, const TBuf *b) {
-  for (int i = 0; i < t->e->nstaged; i++)
-    if (t->e->staged[i] == b && t->top > t->e->stage_from[i]) return true;
-  return false;
-}
-
 static int rt_index(RgTaint *t, const TBuf *b, bool add) {
   for (int i = 0; i < t->nr1; i++)
     if (t->r1[i] == b) return i;
@@ -685,12 +686,11 @@ static bool rt_grow(const Stmt *s, int depth, void *ud) {
     else if (!t->taint[i]) t->taint[i] = t->grew = true;
   }
   if (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 1) {
-    RowGroups scratch = *t->g; /* reads only */
-    RgStmt st = {.g = &scratch, .group = -1};
+    RgStmt st = {.g = t->g, .group = -1};
     stmt_exprs(s, rg_reads, &st);
     bool from = false;
     for (int q = 0; q < st.nr1; q++) {
-      if (rt_staged(t, st.r1[q])) continue;
+      if (staged_at(t->e, st.r1[q], t->top)) continue;
       int i = rt_index(t, st.r1[q], false);
       from |= i >= 0 && t->taint[i];
     }
@@ -705,15 +705,14 @@ static bool rt_check(const Stmt *s, int depth, void *ud) {
   (void)depth;
   RgTaint *t = ud;
   if (s->kind != ST_MAP && s->kind != ST_STORE && s->kind != ST_ATOMIC_ADD) return true;
-  RowGroups scratch = *t->g; /* reads only */
-  RgStmt st = {.g = &scratch, .group = s->kind == ST_MAP ? rg_index(t->g, s->dst) : -1};
+  RgStmt st = {.g = t->g, .group = s->kind == ST_MAP ? rg_index(t->g, s->dst) : -1};
   stmt_exprs(s, rg_reads, &st);
   /* the statement's 2-D fragments are one group (pass 1 joined them) */
   bool two_d = st.group >= 0 || (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 2);
   bool into = st.group >= 0 && rg_find(t->g, st.group) == t->grp;
   if (st.overflow && two_d) t->bad = true;
   for (int q = 0; q < st.nr1; q++) {
-    if (rt_staged(t, st.r1[q])) continue;
+    if (staged_at(t->e, st.r1[q], t->top)) continue;
     int i = rt_index(t, st.r1[q], false);
     bool tainted = i >= 0 && t->taint[i];
     if (into ? !tainted : two_d && tainted) t->bad = true;
@@ -760,13 +759,13 @@ static void annotate_row_layouts(Emit *e, const Kernel *k) {
     g->n++;
   }
   tile_walk(&k->body, rg_pass1, g);
-  for (int i = 0; i < g->n; i++)
-    if (rg_find(g, i) == i && !g->bad[i] && g->reduced[i] && !rg_group_ok(g, e, k, i)) g->bad[i] = true;
   for (int i = 0; i < g->n; i++) { /* one shape a group */
     int r = rg_find(g, i);
     const Shape *a = &g->buf[i]->shape, *b = &g->buf[r]->shape;
     if (a->d[0].n != b->d[0].n || a->d[1].n != b->d[1].n) g->bad[r] = true;
   }
+  for (int i = 0; i < g->n; i++)
+    if (rg_find(g, i) == i && !g->bad[i] && g->reduced[i] && !rg_group_ok(g, e, k, i)) g->bad[i] = true;
   int n = 0;
   for (int i = 0; i < g->n; i++) {
     int r = rg_find(g, i);
