@@ -553,13 +553,56 @@ def count_launches(fn):
     return {"kernels": sum(names.values()), "copies": copies, "names": names}
 
 
-def time_contender(fn, inputs, res, args):
+NCU_MARKS = []  # (case, contender) in the order their marker kernels ran
+
+
+def ncu_mark_kernel():
+    """A Triton kernel named tilesmith_ncu_mark, launched just before each
+    profiled call so that bench/ncu_bytes.py can cut ncu's list of kernels
+    into contenders (ncu reports kernels in launch order, not who launched
+    them)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tilesmith_ncu_mark(p):
+        tl.store(p, 1)
+    buf = torch.zeros(1, device=DEV, dtype=torch.int32)
+    return lambda: tilesmith_ncu_mark[(1,)](buf)
+
+
+def ncu_profile(fn, label):
+    """--ncu-marks: one call of fn (after a warm call) between
+    cudaProfilerStart and cudaProfilerStop, the marker kernel first, for a
+    run under `ncu --profile-from-start off` (bench/gpu_session.sh bytes)."""
+    global NCU_MARK
+    if "NCU_MARK" not in globals():
+        NCU_MARK = ncu_mark_kernel()
+        NCU_MARK()
+    fn()
+    sync()
+    NCU_MARKS.append(label)
+    torch.cuda.profiler.start()
+    NCU_MARK()
+    fn()
+    sync()
+    torch.cuda.profiler.stop()
+    return len(NCU_MARKS) - 1
+
+
+def time_contender(fn, inputs, res, args, label=None):
     """Fill res with fn's time: "ms" is the median over CUDA-graph replays
     ("graph": true) when capture and the replay check work, else over plain
     calls ("graph": false, "graph_error"); "ms_eager_launch" is the plain
     calls' median beside a replay's (short budget).  Never raises: a failure
     lands in res["error"].  With --count-launches it counts the kernels one
     call launches instead (res["launches"]) and times nothing."""
+    if args.ncu_marks:
+        try:
+            res["ncu_mark"] = ncu_profile(fn, label)
+        except Exception as e:
+            res["ncu_error"] = short(e)
+        return
     if args.count_launches:
         try:
             res["launches"] = count_launches(fn)
@@ -918,7 +961,7 @@ def run_case(case, args, rows, peaks=None):
         out = ref = inputs32 = None  # free what the checks held before timing
         for name, fn in contenders:
             res = results.setdefault(name, {})
-            time_contender(fn, inputs, res, args)
+            time_contender(fn, inputs, res, args, (case["name"], name))
             if row.get("floor_ms") and res.get("ms"):
                 res["floor_frac"] = row["floor_ms"] / res["ms"]
     row["optional"] = sorted(optional)
@@ -1357,6 +1400,9 @@ def main():
     ap.add_argument("--count-launches", action="store_true",
                     help="count the kernels one call of each contender launches (torch.profiler) instead of "
                          "timing, and print kernels and bytes beside the naive lowering's and torch.compile's")
+    ap.add_argument("--ncu-marks", action="store_true",
+                    help="run one call of each contender between cudaProfilerStart/Stop after a marker kernel, "
+                         "for `ncu --profile-from-start off` (bench/gpu_session.sh bytes), instead of timing")
     ap.add_argument("--check-graph", action="store_true",
                     help="(always done now: the textbook is checked against tilesmith's graph)")
     args = ap.parse_args()
@@ -1435,6 +1481,10 @@ def main():
             pass
         save_json(args.json, meta, rows)  # after every case: a cut-off run keeps what it measured
     summary = None
+    if args.ncu_marks:
+        save_json(args.json, meta, rows)
+        print("\n%d cases, %d with a failure; %d contenders profiled" % (len(rows), failures, len(NCU_MARKS)))
+        sys.exit(1 if failures else 0)
     if args.count_launches:
         try:
             print_launch_table(rows)

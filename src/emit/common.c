@@ -406,7 +406,7 @@ static void run_fn(Emit *e) {
   for (int i = 0; i < tp->globals.len; i++) {
     const TBuf *b = tp->globals.data[i];
     if (b->role == GB_INPUT) continue;
-    if (b->role == GB_SCRATCH) /* split partials and accumulators start at their value */
+    if (b->role == GB_SCRATCH && !isnan(b->init)) /* accumulators start at their value */
       emit_printf(e, "    %s = torch.full(%s, %s, dtype=%s, device=dev)\n", e->gname[i], emit_shape_tuple(e, b),
                   py_float(e, b->init), emit_torch_dtype(b->dtype));
     else if (b == tp->output) /* the caller's buffer, seen in the kernels' shape */

@@ -42,7 +42,10 @@ double dtype_round(DType t, double v);
 typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_FRAGMENT } Scope;
 /* A scratch global holds split partials or atomic accumulators: it is not
    a graph node's value, starts at `init` (run() fills it) and lives in its
-   own dtype (float32 for partial states). */
+   own dtype (float32 for partial states).  An init of NaN means no value:
+   every element is written before it is read (split partials), so run()
+   allocates it unfilled, as it does temporaries, and the tile interpreter
+   poisons it with NaN, so a partial never written shows in the result. */
 typedef enum { GB_INPUT, GB_TEMP, GB_OUTPUT, GB_SCRATCH } GlobalRole;
 
 typedef struct TBuf {
