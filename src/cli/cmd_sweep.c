@@ -127,14 +127,31 @@ done:
 
 static const char *param_name(int p) { return p ? "derived" : "sp"; }
 
-static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double *x, double *y);
+/* A draw of the seeds with replacement (the bootstrap below): times[k] is
+   how often the k-th distinct seed counts in a curve's mean; NULL in
+   curve() and optimum() counts every seed once. */
+typedef struct SeedDraw {
+  int n;
+  uint64_t seed[SWEEP_MAX];
+  int times[SWEEP_MAX];
+} SeedDraw;
+
+static int seed_times(const SeedDraw *sd, uint64_t seed) {
+  if (!sd) return 1;
+  for (int k = 0; k < sd->n; k++)
+    if (sd->seed[k] == seed) return sd->times[k];
+  return 0;
+}
+
+static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, const SeedDraw *sd, double *x, double *y);
 
 /* The vertex of the parabola through the best point and its two
    neighbours in log2(lr); the best point itself at an end of the grid or
    where the three points are level. */
-static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, double *best_loss, bool *edge) {
+static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, const SeedDraw *sd,
+                      double *best_loss, bool *edge) {
   double x[SWEEP_MAX], y[SWEEP_MAX];
-  int m = curve(runs, n, param, w, d, x, y);
+  int m = curve(runs, n, param, w, d, sd, x, y);
   if (!m) return NAN;
   for (int k = 0; k < m; k++) x[k] = log2(x[k]);
   int b = 0;
@@ -152,17 +169,77 @@ static double optimum(const Run *runs, int n, int param, int64_t w, int64_t d, d
   return exp2(v < x0 ? x0 : v > x2 ? x2 : v);
 }
 
-/* The points of one curve, sorted by learning rate, seeds averaged. */
-static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, double *x, double *y) {
+/* How far the optimum moves over the sweep's cells (its widths and
+   depths): max - min of log2 of the optimum over the cells that have one;
+   NAN with fewer than two. */
+static double optimum_move(const Run *runs, int n, int param, const double *wv, int nw, const double *dv, int nd,
+                           const SeedDraw *sd) {
+  double lo = INFINITY, hi = -INFINITY;
+  int cells = 0;
+  for (int d = 0; d < nd; d++)
+    for (int w = 0; w < nw; w++) {
+      double l;
+      bool edge;
+      double v = optimum(runs, n, param, (int64_t)wv[w], (int64_t)dv[d], sd, &l, &edge);
+      if (isnan(v)) continue;
+      cells++;
+      lo = fmin(lo, log2(v)), hi = fmax(hi, log2(v));
+    }
+  return cells >= 2 ? hi - lo : NAN;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The move's spread over the seeds (a bootstrap): SWEEP_DRAWS draws of the
+   seeds with replacement, each seed keeping its runs at every rate, width
+   and depth (a seed's runs share their data order and draws), a fixed
+   generator so the interval is the same on every reading; the 5th and
+   95th percentiles of the move.  False with fewer than two seeds. */
+#define SWEEP_DRAWS 2000
+static bool move_interval(const Run *runs, int n, int param, const double *wv, int nw, const double *dv, int nd,
+                          double *lo, double *hi, int *nseeds) {
+  SeedDraw sd = {0};
+  for (int i = 0; i < n; i++) {
+    bool have = false;
+    for (int k = 0; k < sd.n; k++) have |= sd.seed[k] == runs[i].seed;
+    if (!have && runs[i].done && sd.n < SWEEP_MAX) sd.seed[sd.n++] = runs[i].seed;
+  }
+  *nseeds = sd.n;
+  if (sd.n < 2) return false;
+  double *mv = malloc(sizeof(double) * SWEEP_DRAWS);
+  int m = 0;
+  Rng rng;
+  rng_seed(&rng, 0x5eed5);
+  for (int b = 0; b < SWEEP_DRAWS; b++) {
+    memset(sd.times, 0, sizeof sd.times);
+    for (int k = 0; k < sd.n; k++) sd.times[rng_below(&rng, sd.n)]++;
+    double v = optimum_move(runs, n, param, wv, nw, dv, nd, &sd);
+    if (!isnan(v)) mv[m++] = v;
+  }
+  if (m) {
+    qsort(mv, (size_t)m, sizeof *mv, cmp_double);
+    *lo = mv[(int)(0.05 * (m - 1) + 0.5)], *hi = mv[(int)(0.95 * (m - 1) + 0.5)];
+  }
+  free(mv);
+  return m > 0;
+}
+
+/* The points of one curve, sorted by learning rate, seeds averaged (each
+   counted as often as the draw sd says). */
+static int curve(const Run *runs, int n, int param, int64_t w, int64_t d, const SeedDraw *sd, double *x, double *y) {
   int m = 0, cnt[SWEEP_MAX] = {0};
   for (int i = 0; i < n; i++) {
     const Run *r = &runs[i];
-    if (r->param != param || r->width != w || r->depth != d || !r->done || !isfinite(r->loss)) continue;
+    int t = seed_times(sd, r->seed);
+    if (r->param != param || r->width != w || r->depth != d || !r->done || !isfinite(r->loss) || !t) continue;
     int at = -1;
     for (int k = 0; k < m; k++)
       if (fabs(x[k] / r->lr - 1) < 1e-9) at = k;
     if (at < 0 && m < SWEEP_MAX) x[m] = r->lr, y[m] = 0, at = m++;
-    if (at >= 0) y[at] += r->loss, cnt[at]++;
+    if (at >= 0) y[at] += t * r->loss, cnt[at] += t;
   }
   for (int k = 0; k < m; k++) y[k] /= cnt[k];
   for (int i = 1; i < m; i++)
@@ -212,7 +289,7 @@ static void plot(const char *png, const Run *runs, int n, const int64_t *widths,
     for (int d = 0; d < nd; d++)
       for (int i = 0; i < nw; i++) {
         double x[SWEEP_MAX], y[SWEEP_MAX];
-        int m = only >= 0 && p != only ? 0 : curve(runs, n, p, widths[i], depths[d], x, y);
+        int m = only >= 0 && p != only ? 0 : curve(runs, n, p, widths[i], depths[d], NULL, x, y);
         for (int k = 0; k < m; k++) lo = fmin(lo, y[k]), hi = fmax(hi, y[k]);
       }
   if (lo > 0 && hi > lo && hi / lo <= 10) {
@@ -238,7 +315,7 @@ static void plot(const char *png, const Run *runs, int n, const int64_t *widths,
     for (int d = 0; d < nd; d++)
       for (int i = 0; i < nw; i++) {
         double x[SWEEP_MAX], y[SWEEP_MAX];
-        int m = curve(runs, n, p, widths[i], depths[d], x, y);
+        int m = curve(runs, n, p, widths[i], depths[d], NULL, x, y);
         for (int k = 0; k < m; k++) fprintf(g, "%.9g %.9g\n", x[k], y[k]);
         fprintf(g, "e\n");
       }
@@ -443,8 +520,8 @@ int cmd_sweep(Opts *o) {
     for (int w = 0; w < nw; w++) {
       double l0 = NAN, l1 = NAN;
       bool e0 = false, e1 = false;
-      double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], &l0, &e0),
-             b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], &l1, &e1);
+      double a = optimum(runs, n, 0, (int64_t)wv[w], (int64_t)dv[d], NULL, &l0, &e0),
+             b = optimum(runs, n, 1, (int64_t)wv[w], (int64_t)dv[d], NULL, &l1, &e1);
       char dep[24] = "-"; /* no depth symbol */
       if (o->sweep_depths) snprintf(dep, sizeof dep, "%lld", (long long)dv[d]);
       char col[2][40];
@@ -456,6 +533,22 @@ int cmd_sweep(Opts *o) {
       printf("%-8lld %8s  %s    %s\n", (long long)wv[w], dep, col[0], col[1]);
       any_edge |= e0 || e1;
     }
+  char said[2][64] = {"", ""};
+  int nseeds = 0;
+  for (int p = 0; p < 2; p++) {
+    double mv = optimum_move(runs, n, p, wv, nw, dv, nd, NULL), lo, hi;
+    if (isnan(mv)) continue;
+    int at = snprintf(said[p], sizeof said[p], "%s %.2f", p ? "derived" : "standard", mv);
+    if (move_interval(runs, n, p, wv, nw, dv, nd, &lo, &hi, &nseeds))
+      snprintf(said[p] + at, sizeof said[p] - (size_t)at, " (%.2f to %.2f)", lo, hi);
+  }
+  if (*said[0] || *said[1]) {
+    printf("\nthe optimum moves over the %s (max - min of log2 lr): %s%s%s\n", nw > 1 ? "widths" : "depths",
+           said[0], *said[0] && *said[1] ? ", " : "", said[1]);
+    if (nseeds >= 2)
+      printf("  (in brackets: its 5th and 95th percentiles over %d draws of the %d seeds with replacement)\n",
+             SWEEP_DRAWS, nseeds);
+  }
   if (any_edge)
     printf("* the best learning rate is the grid's first or last: the optimum may lie beyond it (widen --lrs;\n"
            "  a resumed sweep trains only the new points when the old ones stay on the grid)\n");

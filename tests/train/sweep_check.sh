@@ -83,6 +83,32 @@ edge=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size 
      --lrs 1e-3:1e-2:3 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --csv "$tmp/fit.csv" 2>&1)
 echo "$edge" | grep -Eq "^16 +- +0\.002 +\(.*0\.01 +\*" && echo "$edge" | grep -q "the grid's first or last"
 check $? "an optimum on the grid's edge is marked, and the table says to widen --lrs"
+# how far the optimum moves over the widths, and its spread over the seeds:
+# four seeds that agree (derived: 0.01 at width 8, 0.02 at 16, a move of 1)
+# leave no spread; seeds that disagree (standard: seed s centered at
+# 0.002 * 2^(s/2) at width 16) give an interval around the move
+python3 - "$tmp/seeds.csv" <<'PY'
+import sys, math
+with open(sys.argv[1], "w") as f:
+    f.write("param,width,depth,lr,seed,loss\n")
+    for s in range(4):
+        for w in (8, 16):
+            for i in range(5):
+                lr = 1e-3 * (10 ** 0.5) ** i
+                cd, cs = (0.01 if w == 8 else 0.02), 0.002 * (2 ** (s / 2) if w == 16 else 1)
+                f.write("1,%d,0,%.9g,%d,%.9g\n" % (w, lr, s, (math.log2(lr) - math.log2(cd)) ** 2 + 1))
+                f.write("0,%d,0,%.9g,%d,%.9g\n" % (w, lr, s, (math.log2(lr) - math.log2(cs)) ** 2 + 1))
+PY
+mv=$("$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L=1 --width D=8 --widths 8,16 \
+     --lrs 1e-3:1e-1:5 --seeds 4 --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --steps 5 --csv "$tmp/seeds.csv" 2>&1)
+line=$(echo "$mv" | grep "the optimum moves over the widths")
+echo "  $line"
+echo "$line" | grep -q "derived 1.00 (1.00 to 1.00)" && echo "$mv" | grep -q "draws of the 4 seeds" &&
+  python3 -c "
+import re, sys
+m = re.search(r'standard ([0-9.]+) \(([0-9.]+) to ([0-9.]+)\)', sys.argv[1])
+sys.exit(0 if m and float(m[2]) < float(m[1]) < float(m[3]) else 1)" "$line"
+check $? "the optimum's move over the widths, with a seed-bootstrap interval (none when the seeds agree)"
 # the coordinate check: the hidden product's output RMS after 10 steps grows
 # with the width under the standard parametrization, not under the derived
 "$bin" sweep examples/mlp_classifier.lean --entry residualMlpLoss --size B=64,I=8,C=2,L=1 --width D=16 --widths 16,128 \
