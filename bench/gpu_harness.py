@@ -704,7 +704,12 @@ def inductor_metrics():
     extern calls such as cuBLAS products are not in either), or None."""
     try:
         from torch._inductor import metrics
-        return {"generated_kernels": metrics.generated_kernel_count, "bytes": metrics.num_bytes_accessed}
+        got = {"generated_kernels": metrics.generated_kernel_count}
+        # zero when Inductor was not asked to count (torch 2.11 fills it only
+        # with profile_bandwidth): not a measurement of no bytes
+        if metrics.num_bytes_accessed:
+            got["bytes"] = metrics.num_bytes_accessed
+        return got
     except Exception:
         return None
 
