@@ -208,12 +208,19 @@ static bool fold1(Op op, double a, double *r) {
   }
 }
 
+/* A product or quotient of nonzero numbers that underflowed (to zero or
+   a subnormal) is not the real value by a wide margin: a folded 1e-300 *
+   1e-300 = 0 would let later rules divide by it, and the saturation then
+   equates unrelated constants (a sum or difference that rounds to a
+   subnormal is exact and may fold). */
+static bool underflowed(double a, double r) { return a != 0 && (r == 0 || fpclassify(r) == FP_SUBNORMAL); }
+
 static bool fold2(Op op, double a, double b, double *r) {
   switch (op) {
   case OP_ADD: *r = a + b; return true;
   case OP_SUB: *r = a - b; return true;
-  case OP_MUL: *r = a * b; return true;
-  case OP_DIV: *r = a / b; return true;
+  case OP_MUL: *r = a * b; return b == 0 || !underflowed(a, *r);
+  case OP_DIV: *r = a / b; return !underflowed(a, *r);
   case OP_MAX: *r = isnan(a) ? a : isnan(b) ? b : a >= b ? a : b; return true;
   case OP_MIN: *r = isnan(a) ? a : isnan(b) ? b : a <= b ? a : b; return true;
   default: return false;

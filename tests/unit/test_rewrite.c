@@ -123,6 +123,40 @@ TEST(egraph_analysis_constants_and_signs) {
   arena_free(e.a);
 }
 
+/* Folds that underflow are refused: saturating x·1e-300·1e300 − 1/0 once
+   folded 1e-300·1e-300 to 0 among its reassociations, after which the
+   rules equated the infinity with 1e-300 (x − 1e-300 was emitted); the same
+   with x·1e-20·1e20 + log 0 (log 0 became log 1e-20). */
+TEST(egraph_underflow_not_folded) {
+  Env e;
+  env_init(&e);
+  ENV_GUARD(e);
+  Shape s = shape2(3, 3);
+  Node *x = ir_input(e.g, "x", ROLE_TENSOR, &s, P0);
+  Node *tiny = ir_const(e.g, 1e-300, P0), *zero = ir_const(e.g, 0, P0), *t20 = ir_const(e.g, 1e-20, P0);
+  Node *under = ir_binary(e.g, OP_MUL, tiny, tiny, P0);                          /* 1e-600: 0 in IEEE */
+  Node *subn = ir_binary(e.g, OP_DIV, tiny, ir_const(e.g, 1e10, P0), P0);         /* subnormal */
+  Node *zprod = ir_binary(e.g, OP_MUL, zero, ir_const(e.g, 5, P0), P0);          /* exactly 0 */
+  Node *inf = ir_binary(e.g, OP_DIV, ir_const(e.g, 1, P0), zero, P0);
+  Node *lhs = ir_binary(e.g, OP_MUL, ir_binary(e.g, OP_MUL, x, tiny, P0), ir_const(e.g, 1e300, P0), P0);
+  Node *lg = ir_unary(e.g, OP_LOG, zero, P0);
+  Node *rhs = ir_binary(e.g, OP_MUL, ir_binary(e.g, OP_MUL, x, t20, P0), ir_const(e.g, 1e20, P0), P0);
+  Node *keep = ir_binary(e.g, OP_ADD, under, ir_binary(e.g, OP_ADD, subn, zprod, P0), P0);
+  e.g->output = ir_binary(e.g, OP_ADD, ir_binary(e.g, OP_SUB, lhs, inf, P0),
+                          ir_binary(e.g, OP_ADD, ir_binary(e.g, OP_ADD, rhs, lg, P0), keep, P0), P0);
+  EGraph *eg = eg_from_graph(e.g);
+  CHECK(!eg_facts(eg, eg_class_of(eg, under))->is_const);
+  CHECK(!eg_facts(eg, eg_class_of(eg, subn))->is_const);
+  CHECK(eg_facts(eg, eg_class_of(eg, zprod))->is_const && eg_facts(eg, eg_class_of(eg, zprod))->value == 0);
+  eg_run(eg, &(EgRunOpts){0});
+  CHECK(eg_class_of(eg, inf) != eg_class_of(eg, tiny));
+  CHECK(!eg_facts(eg, eg_class_of(eg, inf))->is_const);
+  CHECK(eg_class_of(eg, zero) != eg_class_of(eg, t20));
+  CHECK(eg_class_of(eg, zero) != eg_class_of(eg, tiny));
+  eg_free(eg);
+  arena_free(e.a);
+}
+
 TEST(rule_parse_errors) {
   Arena *a = arena_new();
   Rule r;
