@@ -4,6 +4,8 @@
  * lowering.  Internal errors (a plan the lowering cannot realize, a broken
  * tile invariant) are printed and give NULL.
  */
+#include <stdarg.h>
+
 #include "cli.h"
 
 int entry_bindings(Session *s, Opts *o, SizeArg *out, int max) {
@@ -24,7 +26,41 @@ int entry_bindings(Session *s, Opts *o, SizeArg *out, int max) {
   return n;
 }
 
+static void size_error(Ctx *c, Pos p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ts_diag_print(c, p, "error", fmt, ap);
+  va_end(ap);
+}
+
+/* Sizes no kernel runs: a tensor with no elements (a contracted or reduced
+   dimension of 0 makes the kernels read past their inputs: they guard
+   their tiles, not empty axes) and one bigger than any GPU (its grid
+   passes CUDA's limits).  Said at the op's source; false if any. */
+#define MAX_TENSOR_BYTES 1e12
+static bool sizes_compilable(Graph *g, DType dt) {
+  char sh[128];
+  for (int i = 0; i < g->nnodes; i++) {
+    const Node *n = g->nodes[i];
+    int64_t numel = shape_numel(&n->shape);
+    const char *what = n->op == OP_INPUT ? n->name : op_info[n->op].name;
+    if (numel == 0) {
+      size_error(g->ctx, n->pos, "'%s' of shape %s has no elements: the GPU kernels need every tensor nonempty "
+                 "('tilesmith eval' computes it on the CPU)", what, shape_str(&n->shape, sh, sizeof sh));
+      return false;
+    }
+    double bytes = (double)numel * (n->kind == EK_REAL ? dtype_bytes(dt) : 8);
+    if (bytes > MAX_TENSOR_BYTES) {
+      size_error(g->ctx, n->pos, "'%s' of shape %s would take %.3g TB: no GPU holds a tensor over %.0f TB", what,
+                 shape_str(&n->shape, sh, sizeof sh), bytes / 1e12, MAX_TENSOR_BYTES / 1e12);
+      return false;
+    }
+  }
+  return true;
+}
+
 TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
+  if (!sizes_compilable(g, dt)) return NULL;
   Compiled local;
   if (!out) out = &local;
   memset(out, 0, sizeof *out);

@@ -1,0 +1,1 @@
+tiles @FILE --entry mlp --size T=100000000,D=100000000,F=100000000

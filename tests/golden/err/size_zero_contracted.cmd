@@ -1,0 +1,1 @@
+verify @FILE --entry mm --size M=4,K=0,N=4
