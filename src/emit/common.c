@@ -61,6 +61,11 @@ const char *emit_torch_dtype(DType t) {
   return "?";
 }
 
+bool emit_gemm_thin(const Stmt *s) {
+  const Shape *a = &s->a->shape, *b = &s->b->shape;
+  return a->d[0].n < 16 || a->d[1].n < 16 || b->d[0].n < 16 || b->d[1].n < 16;
+}
+
 bool emit_is_real(DType t) {
   switch (t) {
   case DT_F32:

@@ -148,6 +148,9 @@ void emit_cond(Emit *e, const SExpr *x);        /* x as a boolean condition */
 const char *emit_torch_dtype(DType t);          /* "torch.bfloat16" */
 const char *emit_op_name(Emit *e, const char *entry); /* the custom op's name: entry with [^A-Za-z0-9_] as _ */
 bool emit_is_real(DType t);                     /* f32, f16, bf16 */
+/* A product tile thinner than 16 on a side (one row: M = 1), which neither
+   tl.dot nor T.gemm takes: both emitters write it as a sum of products. */
+bool emit_gemm_thin(const Stmt *s);
 /* The globals a kernel reads or writes, in the program's order (an array
    from the arena in *out); returns the count. */
 int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out);

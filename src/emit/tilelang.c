@@ -439,6 +439,16 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     return;
   }
   case ST_GEMM:
+    if (emit_gemm_thin(s)) { /* each element's dot product, in float32 */
+      int64_t m = s->a->shape.d[s->trans_a ? 1 : 0].n, kk = s->a->shape.d[s->trans_a ? 0 : 1].n,
+              n = s->b->shape.d[s->trans_b ? 0 : 1].n;
+      emit_printf(e, "%sfor i, j in T.Parallel(%lld, %lld):\n", ind, (long long)m, (long long)n);
+      emit_printf(e, "%s    for kk in T.serial(%lld):\n", ind, (long long)kk);
+      emit_printf(e, "%s        %s[i, j] = %s[i, j] + T.Cast(\"float32\", %s[%s]) * T.Cast(\"float32\", %s[%s])\n", ind,
+                  s->dst->name, s->dst->name, s->a->name, s->trans_a ? "kk, i" : "i, kk", s->b->name,
+                  s->trans_b ? "j, kk" : "kk, j");
+      return;
+    }
     /* in a fused kernel, rows of a product are reduced and rescaled: each
        warp owns whole rows (FullRow), as TileLang's FlashAttention does */
     emit_printf(e, "%sT.gemm(%s, %s, %s%s%s%s)\n", ind, s->a->name, s->b->name, s->dst->name,

@@ -383,9 +383,14 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     return;
   }
   case ST_GEMM: {
-    const Shape *a = &s->a->shape, *b = &s->b->shape;
-    if (a->d[0].n < 16 || a->d[1].n < 16 || b->d[1].n < 16)
-      emit_fail(e, "tl.dot needs tiles of at least 16 (kernel %s)", e->k->name);
+    if (emit_gemm_thin(s)) {
+      /* a broadcast product summed over k, in float32 like the accumulator
+         (CUDA cores: such a product is bound by its loads) */
+      emit_printf(e, "%s%s = %s + tl.sum(%s%s%s.to(tl.float32)[:, :, None] * %s%s%s.to(tl.float32)[None, :, :], axis=1)\n",
+                  ind, s->dst->name, s->dst->name, s->trans_a ? "tl.trans(" : "", s->a->name, s->trans_a ? ")" : "",
+                  s->trans_b ? "tl.trans(" : "", s->b->name, s->trans_b ? ")" : "");
+      return;
+    }
     emit_printf(e, "%s%s = tl.dot(%s%s%s, %s%s%s, %s%s)\n", ind, s->dst->name, s->trans_a ? "tl.trans(" : "",
                 s->a->name, s->trans_a ? ")" : "", s->trans_b ? "tl.trans(" : "", s->b->name, s->trans_b ? ")" : "",
                 s->dst->name, s->a->dtype == DT_F32 ? ", input_precision=\"ieee\"" : "");

@@ -116,6 +116,9 @@ SMALL = [
     # 10 or 4 classes): the tile is padded to 16 and masked
     ("tests/emit/small_products.lean", "classProbs", "M=37,K=64,N=10"),
     ("tests/emit/small_products.lean", "headMix", "B=3,H=3,D=4"),
+    # one row (M = 1): thinner than tl.dot takes, a broadcast product in Triton
+    ("tests/emit/small_products.lean", "rowTimesMatrix", "K=256,N=96"),
+    ("examples/swiglu_mlp.lean", "swigluMlp", "M=1,D=64,F=96"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),

@@ -11,3 +11,9 @@ def classProbs (M K N : Nat) (x : Tensor [M, K]) (w : Param [K, N]) : Tensor [M,
 
 def headMix (B H D : Nat) (x : Tensor [B, H * D]) (w : Param [H * D, D]) : Tensor [B, D] :=
   softmax (x ⬝ w) / sqrt D
+
+/-- A row times a matrix (M = 1, decoding one token): the product's tile has
+one row, thinner than tl.dot's 16, which the Triton emitter refused; it is
+now a broadcast product summed over k. -/
+def rowTimesMatrix (K N : Nat) (x : Tensor [1, K]) (w : Param [K, N]) : Tensor [1, N] :=
+  x ⬝ w
