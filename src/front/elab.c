@@ -566,7 +566,10 @@ static Value *fire(Elab *E, Value *f, Pos call, bool frame) {
   Value *r = eval(E, body, env, scope);
   {
     Subject rw = {"the result of '%s'%s", fname, ""};
-    if (f->fk == FN_DECL && f->decl->ret) r = check_type(E, r, f->decl->ret, env, scope, &rw, body->pos);
+    /* the caret under the expression that gives the result, past the lets */
+    const Ast *res = body;
+    while (res->kind == AST_LET && res->b) res = res->b;
+    if (f->fk == FN_DECL && f->decl->ret) r = check_type(E, r, f->decl->ret, env, scope, &rw, res->pos);
   }
   E->g->cur_site = save_site;
   E->g->cur_via = save_via;
