@@ -189,7 +189,7 @@ typedef struct Cmp {
   int64_t at;          /* first mismatch (flat) */
   double got, want, tol, bound;
   double worst;        /* largest err/tol */
-  int64_t elements;    /* real elements compared with a finite reference ... */
+  int64_t elements;    /* real elements compared with a finite reference (or an unbounded one out of range) ... */
   int64_t unverifiable; /* ... and those where BOUND_C * bound > |want| and > rtol * (|want| + scale) */
 } Cmp;
 
@@ -226,7 +226,7 @@ static void compare(const Tensor *got, const Tensor *want, const Tensor *bound, 
            of two huge values, each rounded) */
         ok = true;
         ratio = 0;
-        c->unverifiable++;
+        c->elements++, c->unverifiable++; /* counted among the checked, so at most all of them */
       } else if (!isfinite(wr)) {
         /* out of the type's range: got must be out of it too (or at its
            edge); which infinity or NaN is not compared, since float32
