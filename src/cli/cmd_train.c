@@ -55,6 +55,10 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
     }
     data->arrays[data->narrays++] = (TrainArray){in, t};
     data->nsamples = rows;
+    if (data->narrays == 1 && B > rows)
+      fprintf(stderr, "tilesmith: warning: a batch of %lld rows (the input '%s') is more than the %lld rows of %s: "
+              "each batch repeats rows (it runs on into the next epoch's order)\n", (long long)B, in->name,
+              (long long)rows, o->ins[i].path);
   }
   if (o->text) {
     for (int k = 0; k < g->ninputs; k++) {

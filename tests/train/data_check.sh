@@ -70,5 +70,10 @@ c=$("$bin" train "${lm[@]}" --size B=4,N=16,V=256,D=16,H=2,F=32,L=1 2>&1 | grep 
 [ -n "$a" ] && [ "$(echo "$a" | awk '{print $2, $4}')" = "$(echo "$b" | awk '{print $2, $4}')" ] &&
   [ "$(echo "$a" | awk '{print $2, $4}')" != "$(echo "$c" | awk '{print $2, $4}')" ]
 check $? "--batch 3 trains what --size B=3 trains (and not B=4's)"
+# a batch larger than the data repeats rows: said, not silent
+big=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=40,I=8,D=16,L=1,C=3 --steps 1 \
+      --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" 2>&1)
+echo "$big" | grep -q "warning: a batch of 40 rows .* more than the 32 rows" && echo "$big" | grep -q "^final loss"
+check $? "a batch of 40 from 32 rows trains, with a warning that batches repeat rows"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
