@@ -114,6 +114,28 @@ static const Binder *fn_params(const Value *f, int *n) {
   return NULL;
 }
 
+/* The first explicit parameter f still needs (no argument, no default),
+   or -1 when f can be called. */
+static int first_missing(const Value *f) {
+  int np;
+  const Binder *ps = fn_params(f, &np);
+  for (int i = 0; i < np; i++)
+    if (!ps[i].implicit && !f->bound[i] && !ps[i].deflt && !(f->fk == FN_BUILTIN && f->bi->has_default[i]))
+      return i;
+  return -1;
+}
+
+/* value_kind_name, and for a function applied to too few arguments the
+   parameter it still needs (a partial application where a tensor was
+   meant). */
+static const char *kind_said(Elab *E, const Value *v) {
+  int i = v->kind == V_FUN && v->bound ? first_missing(v) : -1;
+  if (i < 0) return value_kind_name(v);
+  int np;
+  return arena_printf(E->c->arena, "a function: '%s' is applied without its argument '%s'", fn_name(v),
+                      fn_params(v, &np)[i].name);
+}
+
 /* ---- symbolic sizes ---- */
 
 static bool sym_is_atom(const char *s) {
@@ -415,7 +437,7 @@ static Value *check_type(Elab *E, Value *v, const TypeAst *t, Env *env, int scop
     if (is_number(v) && t->kind != TY_INDEX) v = val_tensor(E, as_node(E, v, false, NULL, p), v->pos);
     if (v->kind != V_TENSOR)
       ts_error(E->c, p, "%s must be %s %s, but this is %s", what, t->kind == TY_INDEX ? "an" : "a",
-               type_name(t->kind), value_kind_name(v));
+               type_name(t->kind), kind_said(E, v));
     if (t->kind == TY_INDEX && v->node->kind != EK_INT)
       ts_error(E->c, p, "%s must be an Index tensor (integers), but this is %s", what, value_kind_name(v));
     if (t->kind != TY_INDEX && v->node->kind == EK_INT)
@@ -592,14 +614,7 @@ static Value *copy_fn(Elab *E, Value *f) {
   return g;
 }
 
-static bool ready(const Value *f) {
-  int np;
-  const Binder *ps = fn_params(f, &np);
-  for (int i = 0; i < np; i++)
-    if (!ps[i].implicit && !f->bound[i] && !ps[i].deflt && !(f->fk == FN_BUILTIN && f->bi->has_default[i]))
-      return false;
-  return true;
-}
+static bool ready(const Value *f) { return first_missing(f) < 0; }
 
 static Value *apply(Elab *E, Value *fn, Value **args, Pos *argpos, int nargs, const char **names, Pos call) {
   ts_step(E->c, call);
