@@ -205,7 +205,10 @@ UNARY = {"neg": torch.neg, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqr
          "relu": torch.relu, "abs": torch.abs}
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
           "max": torch.maximum, "min": torch.minimum, "lt": torch.lt, "le": torch.le,
-          "gt": torch.gt, "ge": torch.ge, "eq": torch.eq, "ne": torch.ne}
+          "gt": torch.gt, "ge": torch.ge, "eq": torch.eq, "ne": torch.ne,
+          # Lean's Int division: Euclidean, x / 0 = 0
+          "idiv": lambda a, b: torch.where(b == 0, 0, torch.div(a, torch.where(b == 0, 1, b), rounding_mode="floor")
+                                           + ((b < 0) & (torch.remainder(a, torch.where(b == 0, 1, b)) != 0)).long())}
 REDUCE = {"sum": lambda x, a: x.sum(a, keepdim=True), "amax": lambda x, a: x.amax(a, keepdim=True),
           "amin": lambda x, a: x.amin(a, keepdim=True)}
 

@@ -218,6 +218,14 @@ UNARY = {
     "cast": lambda x: x.astype(np.float64),
 }
 
+def idiv_euclid(a, b):
+    """Lean's Int division: Euclidean (0 <= a - q b < |b|), a / 0 = 0."""
+    safe = np.where(b == 0, 1, b)
+    q = np.floor_divide(a, safe)
+    q = np.where((safe < 0) & (a - q * safe != 0), q + 1, q)
+    return np.where(b == 0, 0, q)
+
+
 BINARY = {
     "add": np.add,
     "sub": np.subtract,
@@ -226,6 +234,7 @@ BINARY = {
     "pow": np.power,
     "max": np.maximum,  # NaN propagates, as in PyTorch
     "min": np.minimum,
+    "idiv": idiv_euclid,
 }
 
 COMPARE = {
@@ -552,6 +561,8 @@ PRIM_REFS = {
     "prim_ge": lambda a: (a["a"] >= a["b"]).astype(float),
     "prim_eq": lambda a: (a["i"][None, :] == np.arange(3)[:, None]).astype(float),
     "prim_ne": lambda a: (a["i"] != a["j"]).astype(float),
+    "prim_idiv_nat": lambda a: idiv_euclid(np.arange(7.0)[:, None] - 3, 2),
+    "prim_idiv": lambda a: idiv_euclid(a["i"] - 2, a["j"]) + idiv_euclid(a["i"], -a["j"]),
     "prim_select": lambda a: np.where(a["a"] > a["b"], a["a"], a["b"]),
     "prim_select_neginf": lambda a: np.where(a["a"] > 0, a["a"], -np.inf),
     "prim_inf": lambda a: a["a"],

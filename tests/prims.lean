@@ -85,6 +85,10 @@ def prim_ge (a b : Tensor [3, 4]) := a ≥ b
 def prim_eq (i : Index [6]) := i == reshape (iota 3) [3, 1]
 /-- `≠` of index tensors. -/
 def prim_ne (i j : Index [2, 5]) : Tensor [2, 5] := cast (i ≠ j)
+/-- `/` of integers is Lean's Int division: Euclidean (rounding down for a
+positive divisor), `x / 0 = 0`. -/
+def prim_idiv_nat := cast ((reshape (iota 7) [7, 1] - 3) / 2)
+def prim_idiv (i j : Index [2, 5]) : Tensor [2, 5] := cast ((i - 2) / j + i / (0 - j))
 /-- `select` with a mask from a comparison and two tensors. -/
 def prim_select (a : Tensor [3, 4]) (b : Tensor [4]) : Tensor [3, 4] := select (a > b) a b
 /-- `select` with a scalar branch: `-∞` where masked. -/

@@ -137,7 +137,8 @@ void emit_expr(Emit *e, const SExpr *x) {
       expand_template(e, e->t->exp_diff, x->a[0]);
       return;
     }
-    const char *tpl = e->t->op_template(x->op, x->ek);
+    const char *tpl = x->op == OP_IDIV && x->n == 2 && x->a[1]->kind == SX_INT && x->a[1]->i > 0
+                          ? e->t->idiv_pos : e->t->op_template(x->op, x->ek);
     if (!tpl) {
       emit_fail(e, "%s cannot express the op %s inside a kernel", e->t->name, op_info[x->op].name);
       fputs("None", e->out);
@@ -514,6 +515,7 @@ static const char *torch_op(Op op) {
   case OP_SUB: return "torch.sub";
   case OP_MUL: return "torch.mul";
   case OP_DIV: return "torch.true_divide";
+  case OP_IDIV: return NULL; /* ref_node writes it */
   case OP_NEG: return "torch.neg";
   case OP_INPUT:
   case OP_CONST:
@@ -607,6 +609,11 @@ static void ref_node(Emit *e, const Node *n) {
     emit_printf(e, "%s(", torch_op(n->op));
     for (int k = 0; k < n->nin; k++) emit_printf(e, "%sv%d", k ? ", " : "", IN(k));
     emit_printf(e, ")");
+    break;
+  case OP_IDIV: /* Lean's Int division: Euclidean, x / 0 = 0 */
+    emit_printf(e, "torch.where(v%d == 0, 0, torch.div(v%d, torch.where(v%d == 0, 1, v%d), rounding_mode=\"floor\") + "
+                   "((v%d < 0) & (torch.remainder(v%d, torch.where(v%d == 0, 1, v%d)) != 0)).long())",
+                IN(1), IN(0), IN(1), IN(1), IN(1), IN(0), IN(1), IN(1));
     break;
   case OP_COUNT: emit_fail(e, "internal: OP_COUNT in a graph"); break;
   }

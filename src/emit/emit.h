@@ -89,6 +89,9 @@ typedef struct EmitTarget {
      exp2((a − b)·log2e) is a subtraction and a multiply (b is a row's max,
      its product computed once a row) */
   const char *exp_diff;
+  /* integer division by a positive constant (Lean's Int division is then
+     the floor): a shorter template than op_template's general one */
+  const char *idiv_pos;
   const char *idx_min, *idx_max, *idx_and;   /* spelling of IX_MIN, IX_MAX ("f(a, b)") and IX_AND (infix) */
   void (*constant)(Emit *e, const SExpr *x, bool as_value); /* SX_INT, SX_REAL */
   void (*load)(Emit *e, const SExpr *x);     /* SX_LOAD, converted to the compute type */

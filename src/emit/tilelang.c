@@ -48,6 +48,9 @@ static const char *tl_template(Op op, ElemKind ek) {
   case OP_SUB: return "(%0 - %1)";
   case OP_MUL: return "(%0 * %1)";
   case OP_DIV: return "(%0 / %1)";
+  case OP_IDIV: /* Lean's (Euclidean, x / 0 = 0) from TIR's floor division */
+    return "T.if_then_else(%1 == 0, 0, T.floordiv(%0, T.if_then_else(%1 == 0, 1, %1)) + "
+           "T.if_then_else(%1 < 0, T.if_then_else(T.floormod(%0, T.if_then_else(%1 == 0, 1, %1)) != 0, 1, 0), 0))";
   case OP_POW: return "T.pow(%0, %1)";
   case OP_MAX:
     return real ? "T.if_then_else(T.isnan(%0), %0, T.if_then_else(T.isnan(%1), %1, T.max(%0, %1)))" : "T.max(%0, %1)";
@@ -958,6 +961,7 @@ const EmitTarget emit_tilelang = {
     .name = "tilelang",
     .op_template = tl_template,
     .exp_diff = "T.exp2(%0 * T.float32(1.4426950408889634) - %1 * T.float32(1.4426950408889634))",
+    .idiv_pos = "T.floordiv(%0, %1)",
     .idx_min = "T.min",
     .idx_max = "T.max",
     .idx_and = "and",

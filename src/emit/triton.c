@@ -45,6 +45,9 @@ static const char *tr_template(Op op, ElemKind ek) {
   case OP_SUB: return "(%0 - %1)";
   case OP_MUL: return "(%0 * %1)";
   case OP_DIV: return "(%0 / %1)";
+  case OP_IDIV: /* Lean's (Euclidean, x / 0 = 0) from Triton's truncating // and % */
+    return "tl.where($1 == 0, 0, $0 // tl.where($1 == 0, 1, $1) + "
+           "tl.where($0 % tl.where($1 == 0, 1, $1) < 0, tl.where($1 > 0, -1, 1), 0))";
   case OP_POW: return "libdevice.pow($0, $1)";
   case OP_MAX: return "tl.maximum($0, $1, propagate_nan=tl.PropagateNan.ALL)";
   case OP_MIN: return "tl.minimum($0, $1, propagate_nan=tl.PropagateNan.ALL)";
@@ -614,6 +617,7 @@ const EmitTarget emit_triton = {
     .op_template = tr_template,
     /* no exp_diff by default: see tr_imports; tl.exp is mul + ex2.approx
        already */
+    .idiv_pos = "(%0 // %1 - tl.where(%0 % %1 < 0, 1, 0))", /* // and % truncate */
     .idx_min = "tl.minimum",
     .idx_max = "tl.maximum",
     .idx_and = "&",

@@ -301,6 +301,9 @@ Value *do_binary(Elab *E, Op op, const char *spelling, Value *a, Value *b, Pos p
   bool ai = a->kind == V_TENSOR && a->node->kind == EK_INT;
   bool bi = b->kind == V_TENSOR && b->node->kind == EK_INT;
   Node *x = as_node(E, a, bi, spelling, p), *y = as_node(E, b, ai, spelling, p);
+  /* integers divide as Lean's Int does (Euclidean: rounding down for a
+     positive divisor, x / 0 = 0): its own op, which no real rewrite touches */
+  if (op == OP_DIV && x->kind == EK_INT && y->kind == EK_INT) op = OP_IDIV;
   return val_tensor(E, ir_binary(E->g, op, x, y, p), p);
 }
 

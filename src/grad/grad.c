@@ -147,6 +147,7 @@ static void backward(G *d, Node *n) {
   case OP_INPUT:
   case OP_CONST:
   case OP_IOTA:
+  case OP_IDIV: /* integers */
   case OP_CAST: /* from integers or booleans: nothing to differentiate */
   case OP_LT:
   case OP_LE:

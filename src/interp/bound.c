@@ -221,6 +221,7 @@ static Eb p_unary(Op op, double a, double ea, double ra, double v) {
   case OP_SUB:
   case OP_MUL:
   case OP_DIV:
+  case OP_IDIV:
   case OP_POW:
   case OP_MAX:
   case OP_MIN:
@@ -279,6 +280,10 @@ static Eb p_binary(Op op, double a, double b, double ea, double eb, double ra, d
     return (Eb){!(eb < ab) ? INFINITY : (ab * ea + fabs(a) * eb) / (ab * (ab - eb)), ra + rb};
   }
   case OP_POW: return p_pow(a, b, ea, eb, ra, v);
+  case OP_IDIV: { /* of exact integers, exact; of anything else, unbounded (a quotient can jump) */
+    double e = ea == 0 && eb == 0 ? 0 : INFINITY;
+    return (Eb){e, e};
+  }
   case OP_MAX:
   case OP_MIN: return (Eb){fmax(ea, eb), same_sign(a, b) ? rsum : INFINITY};
   case OP_COUNT:

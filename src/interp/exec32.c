@@ -217,6 +217,7 @@ static void binary_row(Op op, float *restrict o, const float *restrict a, int64_
   case OP_SUB: ROW(u - v)
   case OP_MUL: ROW(u * v)
   case OP_DIV: ROW(u / v)
+  case OP_IDIV: ROW((float)idiv_euclid(u, v))
   case OP_POW: ROW(powf(u, v))
   case OP_MAX: ROW(fmaxn(u, v))
   case OP_MIN: ROW(fminn(u, v))

@@ -410,6 +410,7 @@ static Tensor *eval_node(Run *r, Node *n) {
   case OP_SUB: return eval_binary(r, n, f_sub);
   case OP_MUL: return eval_binary(r, n, f_mul);
   case OP_DIV: return eval_binary(r, n, f_div);
+  case OP_IDIV: return eval_binary(r, n, idiv_euclid);
   case OP_POW: return eval_binary(r, n, pow);
   case OP_MAX: return eval_binary(r, n, f_max);
   case OP_MIN: return eval_binary(r, n, f_min);

@@ -165,12 +165,13 @@ static bool binary(Op op, const Shape *const *in, const ElemKind *k, Shape *out,
   if (k[0] == EK_BOOL || k[1] == EK_BOOL)
     return WHY_NOT(wn, "'%s' needs numeric operands, but one is a boolean mask; use 'cast' or 'select'",
                    op_info[op].name);
-  /* integers divide as Lean's do (rounding down), which no backend does yet:
-     refused rather than computed as a real quotient the language says an
-     Index tensor does not have */
-  if (op == OP_DIV && k[0] == EK_INT && k[1] == EK_INT)
-    return WHY_NOT(wn, "dividing Index tensors (integers) is not supported yet: in Lean it rounds down, "
-                       "and no backend does that; 'cast' the Index tensor first for a real quotient");
+  if (op == OP_IDIV) { /* the front end gives integers idiv, never div */
+    if (k[0] != EK_INT || k[1] != EK_INT)
+      return WHY_NOT(wn, "'idiv' divides Index tensors (integers), not %s by %s", elem_kind_name(k[0]),
+                     elem_kind_name(k[1]));
+    *kout = EK_INT;
+    return true;
+  }
   *kout = k[0] == EK_INT && k[1] == EK_INT && op != OP_POW ? EK_INT : EK_REAL;
   return true;
 }
@@ -371,6 +372,7 @@ static bool op_result_rule(Op op, const NodeAttrs *at, const Shape *const *in, c
   case OP_SUB:
   case OP_MUL:
   case OP_DIV:
+  case OP_IDIV:
   case OP_POW:
   case OP_MAX:
   case OP_MIN:

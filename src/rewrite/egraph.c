@@ -223,6 +223,7 @@ static bool fold2(Op op, double a, double b, double *r) {
   case OP_DIV: *r = a / b; return !underflowed(a, *r);
   case OP_MAX: *r = isnan(a) ? a : isnan(b) ? b : a >= b ? a : b; return true;
   case OP_MIN: *r = isnan(a) ? a : isnan(b) ? b : a <= b ? a : b; return true;
+  case OP_IDIV: *r = idiv_euclid(a, b); return true; /* integers (its kind): exact */
   default: return false;
   }
 }
@@ -250,6 +251,7 @@ static EgSign sign_rule(EGraph *eg, const ENode *e, const EgFacts *const *k) {
     if (eg_find(eg, e->kids[0]) == eg_find(eg, e->kids[1])) return sign_max(SIGN_NONNEG, k[0]->sign);
     return sign_min(k[0]->sign, k[1]->sign);
   case OP_DIV: return k[1]->sign == SIGN_POS ? k[0]->sign : SIGN_ANY;
+  case OP_IDIV: return k[0]->sign >= SIGN_NONNEG && k[1]->sign == SIGN_POS ? SIGN_NONNEG : SIGN_ANY;
   case OP_POW: return k[0]->sign;
   case OP_MAX: return sign_max(k[0]->sign, k[1]->sign);
   case OP_MIN: return sign_min(k[0]->sign, k[1]->sign);

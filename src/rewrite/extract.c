@@ -261,6 +261,7 @@ static Node *build(Extract *x, int cls) {
   case OP_SUB:
   case OP_MUL:
   case OP_DIV:
+  case OP_IDIV:
   case OP_POW:
   case OP_MAX:
   case OP_MIN:

@@ -126,6 +126,7 @@ static double ev_op(TRun *r, const SExpr *e) {
   case OP_SUB:
   case OP_MUL:
   case OP_DIV:
+  case OP_IDIV:
   case OP_POW:
   case OP_MAX:
   case OP_MIN:
@@ -165,6 +166,7 @@ static double ev_op(TRun *r, const SExpr *e) {
   case OP_SUB: v = x - y; break;
   case OP_MUL: v = x * y; break;
   case OP_DIV: v = x / y; break;
+  case OP_IDIV: v = idiv_euclid(x, y); break;
   case OP_POW: v = pow(x, y); break;
   case OP_MAX: v = f_max(x, y); break;
   case OP_MIN: v = f_min(x, y); break;

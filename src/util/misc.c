@@ -230,3 +230,11 @@ double ts_seconds(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
+
+double idiv_euclid(double a, double b) {
+  int64_t x = (int64_t)a, y = (int64_t)b;
+  if (y == 0) return 0;
+  int64_t q = x / y, r = x % y; /* C rounds toward zero */
+  if (r < 0) q += y > 0 ? -1 : 1;
+  return (double)q;
+}

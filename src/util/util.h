@@ -135,6 +135,9 @@ typedef struct Json {
 } Json;
 /* Seconds on a monotonic clock (differences time a run). */
 double ts_seconds(void);
+/* Lean's Int division (Euclidean: the remainder is in [0, |b|); a / 0 = 0)
+   of two integers held in doubles: idiv's meaning, for every evaluator. */
+double idiv_euclid(double a, double b);
 
 void json_begin_obj(Json *j);
 void json_end_obj(Json *j);

@@ -97,6 +97,10 @@ SMALL = [
     ("examples/causal_attention.lean", "causalAttention", "B=1,H=1,N=512,D=16"),
     ("tests/search/programs.lean", "dropMaskAttention", "B=1,H=1,N=512,D=16"),
     ("tests/search/programs.lean", "sinkWindowAttention", "B=1,H=1,N=512,D=16,W=128,S=4"),
+    # a mask of integer quotients (Lean's Int division in both emitters)
+    ("tests/search/programs.lean", "chunkedAttention", "B=1,H=2,N=300,D=16,C=48"),
+    ("tests/prims.lean", "prim_idiv", ""),
+    ("tests/prims.lean", "prim_idiv_nat", ""),
     ("examples/softcap_window_attention.lean", "softcapWindowAttention", "B=1,H=1,N=512,D=16,W=100"),
     ("examples/gqa_decode.lean", "gqaDecode", "B=1,H=4,Hkv=2,S=4096,D=16"),
     ("examples/matmul_large_k.lean", "matmulLargeK", "M=16,K=32768,N=16"),

@@ -138,3 +138,13 @@ def sinkWindowAttention (B H N D W S : Nat) (q k v : Tensor [B, H, N, D]) : Tens
   softmax s ⬝ v
 
 def sink_window_attention_big := sinkWindowAttention 2 8 4096 64 1024 4
+
+/-- Chunked attention (each query attends to the keys of its own chunk of C
+positions, as Llama 4's local layers do): the mask compares the integer
+quotients i / C and j / C (Lean's Int division). -/
+def chunkedAttention (B H N D C : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=
+  let i := reshape (iota N) [N, 1]
+  let j := reshape (iota N) [1, N]
+  softmax (select (i / C == j / C) ((q ⬝ kᵀ) / sqrt D) neginf) ⬝ v
+
+def chunked_attention_big := chunkedAttention 2 8 4096 64 512
