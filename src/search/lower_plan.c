@@ -955,6 +955,69 @@ static int mask_range(LP *L, const Aff *d, Op cop, int64_t ti, SExpr **b) {
   return 0;
 }
 
+/* A chunk mask a / C == b / C (integer quotients: each query sees the keys
+   of its own chunk of C positions, Llama 4's local layers): *a affine over
+   the tile's rows alone, *b = j + tj·k the stream's index itself, C a
+   positive constant; false for any other mask. */
+static bool chunk_form(LP *L, const Node *sel, Aff *a, int64_t *C, int64_t *ti) {
+  PKernel *pk = L->pk;
+  int s = pk->stream;
+  const Node *c = sel->in[0];
+  if (!pk->member[c->id] || c->op != OP_EQ) return false;
+  for (int q = 0; q < 2; q++) {
+    const Node *d = c->in[q];
+    if (d->op != OP_IDIV || d->in[1]->op != OP_CONST || !(d->in[1]->value > 0) ||
+        d->in[1]->value != c->in[0]->in[1]->value)
+      return false;
+  }
+  *C = (int64_t)c->in[0]->in[1]->value;
+  int rowax = -1;
+  for (int q = 0; q < c->shape.rank; q++) {
+    int x = pk->dimax[c->id][q];
+    if (x >= 0 && x != s && extent(L, x) > 1) rowax = x;
+  }
+  if (rowax < 0) return false;
+  int8_t dom[2] = {(int8_t)rowax, (int8_t)s};
+  set_dom(L, dom);
+  SExpr *idx[TS_MAX_RANK];
+  member_idx(L, c, idx);
+  SExpr *e = value_of(L, c, idx, true);
+  if (L->failed || e->kind != SX_OP || e->n != 2) return false;
+  int64_t tj = extent(L, s);
+  for (int q = 0; q < 2; q++) {
+    const SExpr *d = e->a[q];
+    if (d->kind != SX_OP || d->op != OP_IDIV || d->n != 2) return false;
+    Aff f = {0, 0, 0, I(L, 0)};
+    if (!aff_of(L, d->a[0], 1, &f)) return false;
+    if (!f.cj && !f.ck) *a = f; /* the rows' side */
+    else if (!(f.ci == 0 && f.cj == 1 && f.ck == tj && f.rest->kind == SX_INT && f.rest->i == 0)) return false;
+  }
+  *ti = extent(L, rowax);
+  return true;
+}
+
+/* The key tiles [*lo, *hi) where the chunks of a row tile's queries meet
+   those of the keys, and the condition that the whole tile is one chunk
+   (the mask all true).  With A = a's range over the tile, the chunks
+   floor(A / C) meet tile k's, [floor(tj k / C), floor((tj k + tj - 1) / C)],
+   for ceil((floor(Amin / C) C - tj + 1) / tj) <= k < ceil((floor(Amax / C) +
+   1) C / tj).  Numerators are clamped at 0 so that truncating and floor
+   division agree (a negative Amin only widens the range: its tile bound is
+   0 either way); the all-true test also asks Amin >= 0. */
+static SExpr *chunk_tiles(LP *L, const Aff *a, int64_t C, int64_t ti, SExpr **lo, SExpr **hi) {
+  int64_t tj = extent(L, L->pk->stream);
+  SExpr *amin = IX(L, IX_MAX, I(L, 0), extreme(L, a, ti, tj, false));
+  SExpr *amax = IX(L, IX_MAX, I(L, 0), extreme(L, a, ti, tj, true));
+  SExpr *qmin = IX(L, IX_DIV, amin, I(L, C)), *qmax = IX(L, IX_DIV, amax, I(L, C));
+  *lo = IX(L, IX_DIV, IX(L, IX_MAX, I(L, 0), IX(L, IX_MUL, qmin, I(L, C))), I(L, tj));
+  *hi = IX(L, IX_DIV, IX(L, IX_ADD, IX(L, IX_MUL, IX(L, IX_ADD, qmax, I(L, 1)), I(L, C)), I(L, tj - 1)), I(L, tj));
+  SExpr *k0 = IX(L, IX_MUL, sx_var(L->a, TV_K), I(L, tj));
+  SExpr *bmin = IX(L, IX_DIV, k0, I(L, C)), *bmax = IX(L, IX_DIV, IX(L, IX_ADD, k0, I(L, tj - 1)), I(L, C));
+  SExpr *one = IX(L, IX_AND, IX(L, IX_LT, qmax, IX(L, IX_ADD, bmin, I(L, 1))),
+                  IX(L, IX_LT, bmax, IX(L, IX_ADD, qmin, I(L, 1))));
+  return IX(L, IX_AND, IX(L, IX_LT, I(L, -1), extreme(L, a, ti, tj, false)), one);
+}
+
 /* The loop bounds of pass p, the tiles it may skip in between
    (L->gap_lo/gap_hi[p], NULL: none) and the "all true" conditions of its
    masks.  A select whose mask is false on a whole tile, where that leaves
@@ -978,7 +1041,14 @@ static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
     const Node *c = sel->in[0];
     Aff d;
     Op cop;
-    int64_t ti;
+    int64_t ti, C;
+    if (chunk_form(L, sel, &d, &C, &ti)) {
+      SExpr *clo, *chi, *at = chunk_tiles(L, &d, C, ti, &clo, &chi);
+      if (neutral_when_false(L, c, NULL, pass)) *lo = IX(L, IX_MAX, *lo, clo), *hi = IX(L, IX_MIN, *hi, chi);
+      L->mask_sel[L->nmask] = sel;
+      L->mask_true[L->nmask++] = at;
+      continue;
+    }
     if (!mask_form(L, sel, &d, &cop, &ti)) continue;
     SExpr *b;
     int side = 0;

@@ -99,6 +99,7 @@ SMALL = [
     ("tests/search/programs.lean", "sinkWindowAttention", "B=1,H=1,N=512,D=16,W=128,S=4"),
     # a mask of integer quotients (Lean's Int division in both emitters)
     ("tests/search/programs.lean", "chunkedAttention", "B=1,H=2,N=300,D=16,C=48"),
+    ("tests/search/programs.lean", "chunkedAttention", "B=1,H=1,N=1000,D=16,C=256"),
     ("tests/prims.lean", "prim_idiv", ""),
     ("tests/prims.lean", "prim_idiv_nat", ""),
     ("examples/softcap_window_attention.lean", "softcapWindowAttention", "B=1,H=1,N=512,D=16,W=100"),

@@ -272,6 +272,13 @@ static const Case cases[] = {
      "held-out: sinks + sliding window: one kernel"},
     {"tests/search/programs.lean", "sink_window_attention_big", TRIPS_AT_MOST, NULL, NULL, 11,
      "held-out: sinks + sliding window: the key loop jumps from the sinks to the window"},
+    /* chunked attention (a mask of integer quotients i / C == j / C): the
+       key loop over the query block's chunk, both bounds from the block
+       (4 of the 32 key tiles at C = 512) */
+    {"tests/search/programs.lean", "chunked_attention_big", WINDOW, NULL, NULL, 0,
+     "held-out: chunked attention: one kernel, key loop over the query block's chunk (both bounds)"},
+    {"tests/search/programs.lean", "chunked_attention_big", TRIPS_AT_MOST, NULL, NULL, 4,
+     "held-out: chunked attention: 4 key tiles of 32 per query block"},
     /* GQA decode at long context: split keys + combine */
     {"examples/gqa_decode.lean", "gqa_decode_b1", SPLIT, NULL, NULL, 0, "GQA decode: keys split across blocks + combine"},
     {"examples/gqa_decode.lean", "gqa_decode_b1", NO_BUFFER, "S", NULL, 0, "GQA decode: no buffer along the keys"},

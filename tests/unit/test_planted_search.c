@@ -400,6 +400,39 @@ TEST(planted_search_sink_window_gap) {
   }
 }
 
+/* Chunked attention (i / C == j / C): the key loop spans the query
+   block's chunks and tiles wholly inside one chunk skip the mask.  C = 192
+   is not a multiple of the 128-key tiles, so chunks start inside tiles. */
+TEST(planted_search_chunk_mask) {
+  static const char *src = "def f (N D C : Nat) (q k v : Tensor [N, D]) : Tensor [N, D] :=\n"
+                           "  let i := reshape (iota N) [N, 1]\n"
+                           "  let j := reshape (iota N) [1, N]\n"
+                           "  softmax (select (i / C == j / C) ((q ⬝ kᵀ) / sqrt D) neginf) ⬝ v\n";
+  for (int bug = -1; bug < 3; bug++) {
+    PEnv e;
+    SizeArg sizes[3] = {{"N", 1024, false}, {"D", 16, false}, {"C", 192, false}};
+    Kernel *fused;
+    Stmt *loop = fused_loop(&e, src, sizes, 3, &fused);
+    REQUIRE(loop);
+    CHECK(tile_loop_trips_max(fused, loop) < 1024 / 128);
+    Stmt *spec = stmt_of_kind(&loop->body, ST_IF, false);
+    if (bug < 0) {
+      expect_passes(&e);
+    } else if (bug == 0) {
+      one_short(&e, loop);
+      expect_caught(&e, fused, "the chunk's last key tile dropped");
+    } else if (bug == 1) { /* the loop starts one tile late */
+      loop->lo = sx_idx(e.a, IX_ADD, loop->lo, sx_int(e.a, 1));
+      expect_caught(&e, fused, "the chunk's first key tile dropped");
+    } else {
+      REQUIRE(spec && spec->specialize);
+      spec->cond = sx_int(e.a, 1);
+      expect_caught(&e, fused, "tiles across a chunk boundary unmasked");
+    }
+    arena_free(e.a);
+  }
+}
+
 /* Layer norm over a row split across blocks: each block's squared
    deviations are about its own chunk's mean, and the combine adds
    n_c (m_c - m)² per chunk (Chan).  The row's first 256 elements sit 100
