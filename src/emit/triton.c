@@ -340,16 +340,21 @@ static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SEx
     else if (!emit_is_real(dt) && dt != DT_BOOL) emit_printf(e, ".to(%s)", tl_dtype(dt));
     return;
   }
-  emit_printf(e, "(");
   if (mask && other) {
+    /* the block's mask is [r, c]: the where is the block, no zeros added
+       (an add an element that -0.0 keeps the compiler from removing) */
     emit_printf(e, "tl.where(_mask_%lld_%lld, ", (long long)e->blk[0], (long long)e->blk[1]);
     emit_expr(e, v);
     emit_printf(e, ", ");
     emit_expr(e, other);
     emit_printf(e, ")");
-  } else {
-    emit_expr(e, v);
+    if (dt == DT_BOOL) emit_printf(e, ".to(tl.int1)");
+    else if (!emit_is_real(dt) || v->ek != EK_REAL || other->ek != EK_REAL) emit_printf(e, ".to(%s)", zt);
+    if (emit_is_real(dt) && dt != DT_F32) emit_printf(e, ".to(%s)", tl_dtype(dt));
+    return;
   }
+  emit_printf(e, "(");
+  emit_expr(e, v);
   if (dt == DT_BOOL) emit_printf(e, " | tl.zeros((%lld, %lld), tl.int1))", (long long)r, (long long)c);
   else emit_printf(e, " + tl.zeros((%lld, %lld), %s))", (long long)r, (long long)c, zt);
   if (emit_is_real(dt) && dt != DT_F32) emit_printf(e, ".to(%s)", tl_dtype(dt));
