@@ -58,9 +58,14 @@ static void print_table(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
   if (ho->depth.name) printf("; depth %s × %.4g", ho->depth.name, pl->depth_mult);
   printf("; %s; %s\n", pl->opt == HP_MUON ? "Muon for hidden matrices, AdamW for the rest" : "AdamW",
          ho->depth.name ? (pl->alpha == 1 ? "CompleteP (α = 1)" : "depth-μP (α = ½)") : "μP");
-  if (ho->depth.name)
-    printf("residual blocks: multiply each block's update by %.4g ((L/L_base)^-α): x + %.4g · f(x)\n",
+  if (ho->depth.name) {
+    printf("residual blocks: multiply each block's update by %.4g ((L/L_base)^-α): x + %.4g · f(x)",
            pl->branch_mult, pl->branch_mult);
+    int nl = 0; /* where tilesmith's trainer applies it */
+    for (int i = 0; i < pl->n; i++)
+      if (pl->params[i].branch_last) printf("%s%s", nl++ ? ", " : "; tilesmith's trainer scales the output of ", pl->params[i].param->name);
+    printf("\n");
+  }
   printf("\n%-10s %-22s %-9s %-5s %-6s %-14s %-8s %-8s %-8s %-8s %s\n", "param", "shape", "role", "block", "opt",
          "init", "lr ×", "out ×", "wd ×", "eps ×", "source");
   for (int i = 0; i < pl->n; i++) {
@@ -129,6 +134,8 @@ static void print_json(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
     json_kstr(&j, "role", hp_role_name(p->role));
     json_key(&j, "depth_branch");
     json_bool(&j, p->depth_branch);
+    json_key(&j, "ends_branch"); /* its product ends the block: where the branch multiplier applies */
+    json_bool(&j, p->branch_last);
     json_key(&j, "depth_dim");
     if (p->depth_dim >= 0) json_int(&j, p->depth_dim);
     else json_null(&j);
@@ -180,9 +187,10 @@ static bool emit_pytorch(const HpPlan *pl, const HpOpts *ho, const Opts *o, cons
   fputs("PARAMS = {\n", f);
   for (int i = 0; i < pl->n; i++) {
     const HpParam *p = &pl->params[i];
-    fprintf(f, "    \"%s\": dict(role=\"%s\", depth_branch=%s, optimizer=\"%s\", init_std=%.17g, init_value=%.17g,\n"
-               "        lr_mult=%.17g, output_mult=%.17g, wd_mult=%.17g, eps_mult=%.17g,\n        reason=",
-            p->param->name, hp_role_name(p->role), p->depth_branch ? "True" : "False", p->muon ? "muon" : "adamw",
+    fprintf(f, "    \"%s\": dict(role=\"%s\", depth_branch=%s, ends_branch=%s, optimizer=\"%s\", init_std=%.17g,\n"
+               "        init_value=%.17g, lr_mult=%.17g, output_mult=%.17g, wd_mult=%.17g, eps_mult=%.17g,\n        reason=",
+            p->param->name, hp_role_name(p->role), p->depth_branch ? "True" : "False", p->branch_last ? "True" : "False",
+            p->muon ? "muon" : "adamw",
             p->init_std, p->init_value, p->lr_mult, p->output_mult, p->wd_mult, p->eps_mult);
     fputc('"', f);
     for (const char *c = p->reason; *c; c++) {

@@ -200,8 +200,11 @@ static bool computed_by_product(const Node *n, char *seen) {
 }
 
 /* From a product's result through positively homogeneous ops (f(c·x) =
-   c·f(x) for c > 0) to an add whose other operand does not depend on it:
-   the residual add of the block the product ends. */
+   c·f(x) for c > 0) to the residual add of the block the product ends: an
+   add whose other operand does not depend on the product and is read by it
+   (h + f(h)).  An add of something unrelated (a bias) is passed through
+   toward the residual add (the bias itself is then not scaled); W1 in
+   gelu(W1 h + b1) ends nothing: the walk stops at the gelu. */
 static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *seen, size_t nseen, int depth) {
   if (depth > 32) return false;
   for (int u = 0; u < us[n->id].n; u++) {
@@ -211,7 +214,10 @@ static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *
     } else if (x->op == OP_ADD) {
       const Node *other = x->in[0] == n ? x->in[1] : x->in[0];
       memset(seen, 0, nseen);
-      if (other->id < prod->id || !reaches(other, prod, seen)) return true;
+      if (reaches(other, prod, seen)) continue; /* both sides from the branch */
+      memset(seen, 0, nseen);
+      if (reaches(prod, other, seen)) return true; /* h + f(h) */
+      if (ends_branch(us, x, prod, seen, nseen, depth + 1)) return true; /* a bias on the way */
     }
   }
   return false;

@@ -17,3 +17,12 @@ def mlpLM (B N V D L : Nat) (ids : Index [B, N]) (E : Param [V, D])
   x ⬝ Uᵀ
 
 def mlp_lm := mlpLM 2 8 32 64 3
+
+/-- Residual blocks with biases: W1's product meets its bias b1 before the
+gelu (it does not end the branch), W2's meets b2 and then the residual add
+(it does: the branch multiplier scales its output). -/
+def biasBlocks (B D F L : Nat) (x : Tensor [B, D]) (W1 : Param [L, D, F]) (b1 : Param [L, F])
+    (W2 : Param [L, F, D]) (b2 : Param [L, D]) : Tensor [B, D] :=
+  layers L x (fun l h => h + (gelu (h ⬝ W1[l] + b1[l]) ⬝ W2[l] + b2[l]))
+
+def bias_blocks := biasBlocks 4 16 32 4
