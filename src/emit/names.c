@@ -129,7 +129,7 @@ static bool name_taken(Emit *e, const char *s, int upto) {
     return true;
   for (size_t r = 0; r < sizeof py_reserved / sizeof py_reserved[0]; r++)
     if (!strcmp(s, py_reserved[r])) return true;
-  if (s[0] == 'v' && s[1] >= '0' && s[1] <= '9') return true; /* the reference's names */
+  if (prefix_digits(s, "v")) return true; /* the reference's names (v12; v12_g1 is free) */
   for (int g = 0; g < upto; g++)
     if (e->gname[g] && !strcmp(e->gname[g], s)) return true;
   for (int k = 0; k < e->tp->kernels.len; k++) {

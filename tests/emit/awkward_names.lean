@@ -9,3 +9,9 @@ def awkwardNames (x' : Tensor [4, 8]) (pass : Tensor [4, 8]) (W₁ : Param [8, 6
     (i : Tensor [4, 8]) (k : Tensor [1, 8]) (α : Tensor [4, 1]) (_ts_check : Tensor [6])
     (t : Index [4]) : Tensor [1, 1] :=
   crossEntropy (((x' + pass * torch - i) * k + α) ⬝ W₁ + _ts_check) t
+
+/-- Parameters named like the reference's own variables (v0, v1): opt once
+looped forever looking for a kernel-side name that did not start with v
+and a digit. -/
+def referenceNames (v0 : Tensor [4, 8]) (v1 : Tensor [4, 8]) : Tensor [4, 8] :=
+  v0 * v1 + v0

@@ -127,6 +127,7 @@ SMALL = [
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
+    ("tests/emit/awkward_names.lean", "referenceNames", ""),
 ]
 
 # modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own

@@ -46,6 +46,7 @@ CASES = [
     ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=6,D=8,V=10", "f32", ["h", "W", "targets"]),
     ("tests/emit/awkward_names.lean", "awkwardNames", "", "bf16",
      ["x_prime", "pass_", "W1", "torch", "i", "k", "alpha", "_ts_check", "t"]),
+    ("tests/emit/awkward_names.lean", "referenceNames", "", "bf16", ["v0", "v1"]),
 ]
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 
