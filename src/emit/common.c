@@ -639,7 +639,9 @@ static void reference_fn(Emit *e) {
   input_names(e, true);
   emit_printf(e, "%s)) else torch.float32\n", g->ninputs == 1 ? "," : "");
   for (int i = 0; i < g->nnodes; i++) ref_node(e, g->nodes[i]);
-  emit_printf(e, "    return v%d.to(ft)\n\n\n", g->output->id);
+  /* real results in ft; an Index result stays int64, a mask bool (as run()'s) */
+  emit_printf(e, "    return v%d%s\n\n\n", g->output->id,
+              g->output->kind == EK_REAL ? ".to(ft)" : g->output->kind == EK_INT ? ".to(torch.int64)" : "");
 }
 
 /* ---- __main__ ---- */

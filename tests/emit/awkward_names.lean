@@ -15,3 +15,8 @@ looped forever looking for a kernel-side name that did not start with v
 and a digit. -/
 def referenceNames (v0 : Tensor [4, 8]) (v1 : Tensor [4, 8]) : Tensor [4, 8] :=
   v0 * v1 + v0
+
+/-- An Index result: reference() returns it as int64 (it once converted
+every result to float32, rounding 3·2⁴⁰ + 1). -/
+def shiftedIds (t : Index [4, 8]) : Index [4, 8] :=
+  t * 3 + 1

@@ -47,6 +47,7 @@ CASES = [
     ("tests/emit/awkward_names.lean", "awkwardNames", "", "bf16",
      ["x_prime", "pass_", "W1", "torch", "i", "k", "alpha", "_ts_check", "t"]),
     ("tests/emit/awkward_names.lean", "referenceNames", "", "bf16", ["v0", "v1"]),
+    ("tests/emit/awkward_names.lean", "shiftedIds", "", "bf16", ["t"]),
 ]
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 
@@ -168,7 +169,8 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
     # out=: an output buffer of the output's shape and dtype, checked like the
     # arguments (devices last: a CPU out= reaches every other check first)
     out_shape = tuple(nodes[graph["output"]]["shape"])
-    out_dt = DTYPES[dtype]
+    # the output's dtype: the storage type, int64 for an Index result
+    out_dt = {"int": torch.int64, "bool": torch.bool}.get(nodes[graph["output"]].get("kind", "real"), DTYPES[dtype])
     cases = [(torch.zeros(wrong_shape(out_shape) if len(out_shape) > 1 else (out_shape[0] + 1,) if out_shape else (2,),
                           dtype=out_dt), ValueError, ["out", "shape"]),
              (torch.zeros(out_shape, dtype=torch.float64), TypeError, ["out", "dtype"]),
@@ -194,7 +196,10 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
     try:
         out = mod.reference(*[x if ix else x.float() for x, ix in zip(good, index)])
         want_shape = tuple(nodes[graph["output"]]["shape"])
-        ok = out.dtype == torch.float32 and tuple(out.shape) == want_shape
+        # a real result in float32; an Index result in int64 (exact), a mask in bool
+        kind = nodes[graph["output"]].get("kind", "real")
+        want_dt = {"int": torch.int64, "bool": torch.bool}.get(kind, torch.float32)
+        ok = out.dtype == want_dt and tuple(out.shape) == want_shape
         report(ok, f"{label}: reference() runs on the CPU", "" if ok else f"{out.dtype} {tuple(out.shape)}")
     except Exception as e:  # noqa: BLE001
         report(False, f"{label}: reference() runs on the CPU", f"{type(e).__name__}: {e}")
@@ -211,9 +216,9 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
             fake = [torch.empty(s, dtype=t, device="cuda") for s, t in zip(shapes, want)]
             fo = getattr(getattr(torch.ops, ns), entry)(*fake)
             # the out= variant: mutates its last argument, returns nothing
-            none = getattr(getattr(torch.ops, ns), entry + "_out")(*fake, torch.empty(want_shape, dtype=DTYPES[dtype],
+            none = getattr(getattr(torch.ops, ns), entry + "_out")(*fake, torch.empty(want_shape, dtype=out_dt,
                                                                                          device="cuda"))
-        ok = none is None and again and tuple(fo.shape) == want_shape and fo.dtype == DTYPES[dtype] and fo.device.type == "cuda"
+        ok = none is None and again and tuple(fo.shape) == want_shape and fo.dtype == out_dt and fo.device.type == "cuda"
         report(ok, f"{label}: register() makes torch.ops.{ns}.{entry}, its fake output {want_shape}",
                "" if ok else f"again={again} {fo.dtype} {tuple(fo.shape)} {fo.device}")
     except Exception as e:  # noqa: BLE001
