@@ -137,6 +137,10 @@ struct TrainOpts;
    training options. */
 bool train_load_data(Opts *o, Graph *g, struct TrainData *data, unsigned char **text);
 void train_opts(const Opts *o, struct TrainOpts *to);
+/* train's and sweep's options that only make sense together (a warmup
+   shorter than the run; a warning for --adamw-lr without Muon): EXIT_OK or
+   the usage error's status */
+int train_opts_check(const Opts *o);
 struct HpOpts;
 /* hparams and train: load, elaborate with --width/--depth (cmd_hparams.c);
    EXIT_OK or the exit status with the message printed; hparams_free

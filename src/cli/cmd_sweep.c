@@ -380,6 +380,8 @@ int cmd_sweep(Opts *o) {
   int nd = o->sweep_depths ? parse_list(o->sweep_depths, dv, SWEEP_MAX, false) : 1;
   int nl = o->coord_lr > 0 ? 1 : parse_list(o->sweep_lrs ? o->sweep_lrs : "", lrv, SWEEP_MAX, true);
   if (o->coord_lr > 0) lrv[0] = o->coord_lr;
+  int bad = train_opts_check(o);
+  if (bad != EXIT_OK) return bad;
   if (nw < 1) return usage_error("--widths needs sizes such as 64,128,256");
   if (o->param_given && o->coord_lr > 0) return usage_error("--coord compares both parametrizations: leave out --param");
   if (nd < 1) return usage_error("--depths needs sizes such as 2,4,8");

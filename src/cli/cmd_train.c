@@ -111,6 +111,16 @@ void train_opts(const Opts *o, TrainOpts *to_) {
   *to_ = to;
 }
 
+int train_opts_check(const Opts *o) {
+  int64_t steps = o->steps ? o->steps : 100;
+  if (o->warmup >= steps) /* the schedule had dropped it and the header still said "warmup" */
+    return usage_error("--warmup %lld is not shorter than the %lld steps", (long long)o->warmup, (long long)steps);
+  if (o->lr_adam > 0 && !(o->optimizer && !strcmp(o->optimizer, "muon")))
+    fprintf(stderr, "tilesmith: warning: --adamw-lr sets the AdamW rate beside Muon; without --optimizer muon "
+                    "it changes nothing\n");
+  return EXIT_OK;
+}
+
 int cmd_train(Opts *o) {
   HpOpts ho = {0};
   Session s;
@@ -120,7 +130,9 @@ int cmd_train(Opts *o) {
   unsigned char *text = NULL;
   FILE *csv = NULL;
   HpPlan pl = {0};
-  int rc = EXIT_USER;
+  int rc = train_opts_check(o);
+  if (rc != EXIT_OK) goto done;
+  rc = EXIT_USER;
   if (o->param_derived && !o->width_spec) {
     rc = usage_error("--param derived needs --width SYM=BASE (and --depth SYM=BASE for a deep model)");
     goto done;

@@ -628,17 +628,19 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
 /* train's and sweep's numeric options, by table: -1 when argv[*i] is none
    of them, else EXIT_OK or the usage error's status. */
 static int number_opt(Opts *o, int argc, char **argv, int *i) {
-  static const struct { const char *name; bool integer, sweep_only; size_t at; double lo, hi; } opts[] = {
-      {"--steps", true, false, offsetof(Opts, steps), 0, 1e8},
-      {"--batch", true, false, offsetof(Opts, batch), 1, 1e8},
-      {"--warmup", true, false, offsetof(Opts, warmup), 0, 1e8},
-      {"--log-every", true, false, offsetof(Opts, log_every), 0, 1e8},
-      {"--lr", false, false, offsetof(Opts, lr), 0, INFINITY},
-      {"--adamw-lr", false, false, offsetof(Opts, lr_adam), 0, INFINITY},
-      {"--wd", false, false, offsetof(Opts, wd), 0, INFINITY},
-      {"--clip", false, false, offsetof(Opts, clip), 0, INFINITY},
-      {"--seeds", true, true, offsetof(Opts, sweep_seeds), 1, 64},
-      {"--jobs", true, true, offsetof(Opts, jobs), 1, 64},
+  /* a learning rate must be above 0 (0 had meant "the default" and trained
+     at 1e-3), a step count at least 1; every value finite */
+  static const struct { const char *name; bool integer, sweep_only, above_lo; size_t at; double lo, hi; } opts[] = {
+      {"--steps", true, false, false, offsetof(Opts, steps), 1, 1e8},
+      {"--batch", true, false, false, offsetof(Opts, batch), 1, 1e8},
+      {"--warmup", true, false, false, offsetof(Opts, warmup), 0, 1e8},
+      {"--log-every", true, false, false, offsetof(Opts, log_every), 0, 1e8},
+      {"--lr", false, false, true, offsetof(Opts, lr), 0, 1e10},
+      {"--adamw-lr", false, false, true, offsetof(Opts, lr_adam), 0, 1e10},
+      {"--wd", false, false, false, offsetof(Opts, wd), 0, 1e10},
+      {"--clip", false, false, false, offsetof(Opts, clip), 0, 1e10},
+      {"--seeds", true, true, false, offsetof(Opts, sweep_seeds), 1, 64},
+      {"--jobs", true, true, false, offsetof(Opts, jobs), 1, 64},
   };
   for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
     if (opts[k].sweep_only && cur_cmd->run != cmd_sweep) continue;
@@ -647,9 +649,11 @@ static int number_opt(Opts *o, int argc, char **argv, int *i) {
     if (!v && !m) continue;
     char *end = NULL;
     double x = v ? strtod(v, &end) : NAN;
-    if (!v || *end || !(x >= opts[k].lo && x <= opts[k].hi) || (opts[k].integer && x != floor(x)))
+    bool low_ok = opts[k].above_lo ? x > opts[k].lo : x >= opts[k].lo;
+    if (!v || *end || !low_ok || !(x <= opts[k].hi) || (opts[k].integer && x != floor(x)))
       return opts[k].integer ? usage_error("%s needs a whole number from %g to %g", opts[k].name, opts[k].lo, opts[k].hi)
-                             : usage_error("%s needs a number, 0 or more", opts[k].name);
+                             : usage_error("%s needs a number %s %g and at most %g", opts[k].name,
+                                           opts[k].above_lo ? "above" : "from", opts[k].lo, opts[k].hi);
     char *field = (char *)o + opts[k].at;
     if (!opts[k].integer) *(double *)field = x;
     else if (opts[k].sweep_only) *(int *)field = (int)x;

@@ -1,0 +1,1 @@
+train @FILE --entry mlp_digits --steps 2 --lr 0

@@ -1,0 +1,1 @@
+train @FILE --entry mlp_digits --steps 0
