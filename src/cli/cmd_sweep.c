@@ -127,6 +127,31 @@ done:
 
 static const char *param_name(int p) { return p ? "derived" : "sp"; }
 
+/* Everything besides the grid that decides a training's loss, as a 64-bit
+   FNV-1a fingerprint written beside each row: a sweep resumes only from
+   rows trained the same way (a different --steps, optimizer or corpus is
+   another experiment, not finished points of this one). */
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return (h ^ 0xff) * 1099511628211ull; /* a separator: "ab","c" differs from "a","bc" */
+}
+
+static uint64_t settings_key(const Opts *o) {
+  char num[512];
+  uint64_t h = 1469598103934665603ull;
+  h = fnv(h, o->file), h = fnv(h, o->entry);
+  for (int i = 0; i < o->nsizes; i++) {
+    snprintf(num, sizeof num, "%s=%lld", o->sizes[i].name, (long long)o->sizes[i].value);
+    h = fnv(h, num);
+  }
+  for (int i = 0; i < o->nins; i++) h = fnv(h, o->ins[i].name), h = fnv(h, o->ins[i].path);
+  h = fnv(h, o->text), h = fnv(h, o->optimizer), h = fnv(h, o->lr_schedule), h = fnv(h, o->width_spec);
+  h = fnv(h, o->depth_spec), h = fnv(h, o->init_dir);
+  snprintf(num, sizeof num, "%lld %lld %lld %.17g %.17g %.17g %.17g %d", (long long)o->steps, (long long)o->batch,
+           (long long)o->warmup, o->lr_adam, o->wd, o->clip, o->has_alpha ? o->alpha : 1, (int)o->exec_f64);
+  return fnv(h, num);
+}
+
 /* A draw of the seeds with replacement (the bootstrap below): times[k] is
    how often the k-th distinct seed counts in a curve's mean; NULL in
    curve() and optimum() counts every seed once. */
@@ -418,32 +443,72 @@ int cmd_sweep(Opts *o) {
     free(runs);
     return EXIT_USER;
   }
-  /* resume: rows already in the CSV */
+  /* resume: rows already in the CSV, trained with these settings.  A file
+     that is not a sweep's is refused, never overwritten; one of other
+     settings too; an old one without the settings column is read as it is
+     (said); a row cut off by an interrupted write is skipped and the next
+     one starts on a line of its own. */
+  static const char *head6 = "param,width,depth,lr,seed,loss", *head7 = "param,width,depth,lr,seed,loss,settings";
+  uint64_t key = settings_key(o);
   FILE *f = o->coord_lr > 0 ? NULL : fopen(o->out, "r"); /* a coordinate check is run whole */
-  int resumed = 0;
+  int resumed = 0, other = 0;
+  bool has_rows = false, ends_nl = true, legacy = false;
   if (f) {
     char line[512];
-    while (fgets(line, sizeof line, f)) {
-      int p;
+    for (int ln = 0; fgets(line, sizeof line, f); ln++) {
+      size_t len = strlen(line);
+      ends_nl = len && line[len - 1] == '\n';
+      line[strcspn(line, "\r\n")] = 0;
+      if (ln == 0) {
+        if (!line[0]) continue;
+        legacy = !strcmp(line, head6);
+        if (!legacy && strcmp(line, head7)) {
+          fprintf(stderr, "tilesmith: error: %s is not a sweep's CSV (its first line is '%.60s'); give --csv a new file\n",
+                  o->out, line);
+          fclose(f);
+          free(runs);
+          return EXIT_USER;
+        }
+        if (legacy)
+          fprintf(stderr, "tilesmith: warning: %s does not record its trainings' settings (an older sweep's): its rows "
+                          "are taken as trained like this sweep\n", o->out);
+        has_rows = true;
+        continue;
+      }
+      int p, at = 0;
       long long w, d;
       double lr, loss;
-      unsigned long long sd;
-      if (sscanf(line, "%d,%lld,%lld,%lf,%llu,%lf", &p, &w, &d, &lr, &sd, &loss) != 6) continue;
+      unsigned long long sd, k = key;
+      if (sscanf(line, "%d,%lld,%lld,%lf,%llu,%lf%n", &p, &w, &d, &lr, &sd, &loss, &at) != 6) continue;
+      if (!legacy && (sscanf(line + at, ",%16llx", &k) != 1 || strlen(line + at) != 17)) continue; /* cut off */
+      if (k != key) {
+        other++;
+        continue;
+      }
       for (int i = 0; i < n; i++)
         if (!runs[i].done && runs[i].param == p && runs[i].width == w && runs[i].depth == d &&
             fabs(runs[i].lr / lr - 1) < 1e-6 && runs[i].seed == sd)
           runs[i].loss = loss, runs[i].done = true, resumed++;
     }
     fclose(f);
+    if (other) {
+      fprintf(stderr, "tilesmith: error: %s holds %d result%s trained with other settings (steps, optimizer, data, "
+                      "sizes or schedule differ from this sweep's); give --csv a new file\n", o->out, other,
+              other == 1 ? "" : "s");
+      free(runs);
+      return EXIT_USER;
+    }
   }
-  f = fopen(o->out, resumed ? "a" : "w");
+  f = fopen(o->out, has_rows ? "a" : "w");
   if (!f) {
     fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", o->out, strerror(errno));
     free(runs);
     return EXIT_USER;
   }
-  if (!resumed)
-    fprintf(f, o->coord_lr > 0 ? "param,width,depth,lr,seed,product,line,rms_init,rms_last\n" : "param,width,depth,lr,seed,loss\n");
+  if (!has_rows)
+    fprintf(f, "%s\n", o->coord_lr > 0 ? "param,width,depth,lr,seed,product,line,rms_init,rms_last" : head7);
+  else if (!ends_nl)
+    fputc('\n', f); /* after a row cut off */
   fflush(f);
   printf("sweep %s: %d trainings (%d widths x %d depths x %d learning rates x %d seeds x %s), "
          "%d already in %s, %d at a time\n", o->entry, n, nw, nd, nl, seeds,
@@ -495,8 +560,9 @@ int cmd_sweep(Opts *o) {
           fprintf(f, "%d,%lld,%lld,%.9g,%llu,%d,%d,%.9g,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
                   (unsigned long long)r->seed, k, r->line[k], r->rms0[k], r->rms1[k]);
       else
-        fprintf(f, "%d,%lld,%lld,%.9g,%llu,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
-                (unsigned long long)r->seed, r->loss);
+        fprintf(f, legacy ? "%d,%lld,%lld,%.9g,%llu,%.9g\n" : "%d,%lld,%lld,%.9g,%llu,%.9g,%016llx\n", r->param,
+                (long long)r->width, (long long)r->depth, r->lr, (unsigned long long)r->seed, r->loss,
+                (unsigned long long)key); /* an older sweep's file keeps its columns */
       fflush(f);
       finished++;
       char dep[32] = "";

@@ -35,11 +35,26 @@ args=(examples/mlp_classifier.lean --entry residualMlpLoss --size B=16,I=8,C=2,L
 out=$("$bin" sweep "${args[@]}" 2>&1)
 rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
 [ "$rows" = 12 ]; check $? "a 2 x 3 x 2 grid writes 12 rows (got $rows)"
-grep -q "^param,width,depth,lr,seed,loss$" "$tmp/s.csv"; check $? "the CSV's header"
+grep -q "^param,width,depth,lr,seed,loss,settings$" "$tmp/s.csv"; check $? "the CSV's header"
 out2=$("$bin" sweep "${args[@]}" --plot "$tmp/s.png" 2>&1)
 rows2=$(tail -n +2 "$tmp/s.csv" | wc -l)
 echo "$out2" | grep -q "12 already in" && [ "$rows2" = 12 ]; check $? "run again, the sweep resumes: nothing trained twice"
 # the pictures (gnuplot-nox in CI): a PNG file, said on the terminal
+# a resumed sweep takes only rows trained the same way: other --steps are
+# another experiment (refused, the file untouched), and so is a CSV that is
+# not a sweep's; a row cut off by an interrupted write is skipped
+cp "$tmp/s.csv" "$tmp/s_before.csv"
+other=$("$bin" sweep "${args[@]/--steps/--steps}" --steps 6 2>&1); rc=$?
+[ $rc = 1 ] && echo "$other" | grep -q "trained with other settings" && cmp -s "$tmp/s.csv" "$tmp/s_before.csv"
+check $? "a sweep with other --steps refuses the CSV of the first (and leaves it as it was)"
+printf 'step,loss\n1,2.5\n' > "$tmp/log.csv"
+notsweep=$("$bin" sweep "${args[@]/$tmp\/s.csv/$tmp\/log.csv}" 2>&1); rc=$?
+[ $rc = 1 ] && echo "$notsweep" | grep -q "is not a sweep's CSV" && [ "$(cat "$tmp/log.csv")" = "$(printf 'step,loss\n1,2.5')" ]
+check $? "a CSV that is not a sweep's is refused, not overwritten"
+head -c -12 "$tmp/s_before.csv" > "$tmp/cut.csv"
+cut=$("$bin" sweep "${args[@]/$tmp\/s.csv/$tmp\/cut.csv}" 2>&1)
+echo "$cut" | grep -q "11 already in" && [ "$(grep -cE ",[0-9a-f]{16}$" "$tmp/cut.csv")" = 12 ] && [ "$(wc -l < "$tmp/cut.csv")" = 14 ]
+check $? "a row cut off is trained again, on a line of its own"
 is_png() { [ "$(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 is_png "$tmp/s.png" && echo "$out2" | grep -q "wrote $tmp/s.png"; check $? "--plot draws loss against learning rate as a PNG"
 # a depth sweep: each depth in the progress lines and the table, one curve
