@@ -302,6 +302,11 @@ int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
   int nall = 0;
   for (int i = 0; i < ho->nwidth; i++) all[nall++] = &ho->width[i];
   if (ho->depth.name) all[nall++] = &ho->depth;
+  for (int i = 0; i < nall; i++)
+    for (int k = 0; k < i; k++)
+      if (!strcmp(all[i]->name, all[k]->name))
+        return usage_error("'%s' is named twice in --width and --depth: a size scales as the width or as the depth",
+                           all[i]->name);
   for (int i = 0; i < nall; i++) {
     bool known = false;
     for (int k = 0; k < nhave; k++) known |= !strcmp(have[k].name, all[i]->name);
@@ -329,6 +334,14 @@ int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
       return EXIT_USER;
     }
     if (!all[i]->base) all[i]->base = v;
+  }
+  if (ho->depth.name) { /* the depth stacks Params [L, ...] read as W[l] in `layers` */
+    if (!hp_has_stack(g, ho->depth.name)) {
+      fprintf(stderr, "tilesmith: error: --depth %s: no Param of '%s' is stacked along %s (a Param [%s, ...] read as "
+                      "W[l] inside `layers`); the depth is the number of repeated blocks\n",
+              ho->depth.name, o->entry, ho->depth.name, ho->depth.name);
+      return EXIT_USER;
+    }
   }
   ho->bind = o->bind;
   ho->nbind = o->nbind;

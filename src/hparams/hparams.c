@@ -223,6 +223,27 @@ static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *
   return false;
 }
 
+static Users *users_of(const Graph *g);
+
+/* Is Param `in` stacked along the depth: its first dimension the depth
+   symbol and every reader a slice along it (W[l] in `layers`)?  An
+   embedding [V, D] gathered by --depth V is not. */
+static bool stacked(const Users *us, const Node *in, const char *depth) {
+  if (!depth || in->shape.rank == 0 || !trimmed_eq(in->shape.d[0].sym, depth) || !us[in->id].n) return false;
+  for (int u = 0; u < us[in->id].n; u++)
+    if (us[in->id].u[u].n->op != OP_SLICE || us[in->id].u[u].n->axis != 0) return false;
+  return true;
+}
+
+bool hp_has_stack(const Graph *g, const char *depth) {
+  Users *us = users_of(g);
+  bool any = false;
+  for (int i = 0; i < g->ninputs && !any; i++) any = g->inputs[i]->role == ROLE_PARAM && stacked(us, g->inputs[i], depth);
+  for (int i = 0; i < g->nnodes; i++) free(us[g->nodes[i]->id].u);
+  free(us);
+  return any;
+}
+
 static Users *users_of(const Graph *g) {
   Users *us = calloc((size_t)g->nnodes + 1, sizeof *us);
   for (int i = 0; i < g->nnodes; i++) {
@@ -352,10 +373,8 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
     p->param = in;
     p->depth_dim = -1;
     int rank = in->shape.rank, map[TS_MAX_RANK];
-    for (int k = 0; k < rank; k++) {
-      map[k] = k;
-      if (o->depth.name && trimmed_eq(in->shape.d[k].sym, o->depth.name)) p->depth_dim = k;
-    }
+    for (int k = 0; k < rank; k++) map[k] = k;
+    if (stacked(us, in, o->depth.name)) p->depth_dim = 0;
     p->depth_branch = p->depth_dim >= 0;
     Found f = {0};
     follow(g, us, in, map, rank, &f, 0);

@@ -69,5 +69,8 @@ typedef struct HpPlan {
 /* Classify g's Params and derive their scalings; plan.n == 0 and plan.why
    set on an error (an unbound symbol, no Params). */
 HpPlan hp_derive(const Graph *g, const HpOpts *o);
+/* Does some Param stack the blocks along the symbol depth ([L, ...], read
+   only as W[l] in `layers`)? */
+bool hp_has_stack(const Graph *g, const char *depth);
 
 #endif

@@ -1,0 +1,1 @@
+hparams @FILE --entry mlp_lm --width D=16,D=32
