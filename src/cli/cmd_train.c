@@ -53,6 +53,22 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
       tensor_free(t);
       goto fail;
     }
+    for (int k = 0; k < data->narrays; k++)
+      if (data->arrays[k].input == in) {
+        fprintf(stderr, "tilesmith: error: --data %s is given twice\n", in->name);
+        tensor_free(t);
+        goto fail;
+      }
+    for (int64_t e2 = 0; e2 < rows * per; e2++) {
+      double x = t->data[e2];
+      bool index = in->kind == EK_INT;
+      if (isfinite(x) && (!index || x == floor(x))) continue;
+      fprintf(stderr, "tilesmith: error: --data %s: %s holds %g at row %lld, element %lld: %s\n", in->name,
+              o->ins[i].path, x, (long long)(e2 / (per ? per : 1)), (long long)(e2 % (per ? per : 1)),
+              index ? "an Index input takes whole numbers" : "the data must be finite");
+      tensor_free(t);
+      goto fail;
+    }
     data->arrays[data->narrays++] = (TrainArray){in, t};
     data->nsamples = rows;
     if (data->narrays == 1 && B > rows)
@@ -74,7 +90,8 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
     char e[512];
     text = train_read_text(o->text, &data->text_len, e, sizeof e);
     if (!text || data->text_len < data->ids->shape.d[1].n + 2) {
-      fprintf(stderr, "tilesmith: error: --text %s: %s\n", o->text, text ? "shorter than one window" : e);
+      if (text) fprintf(stderr, "tilesmith: error: --text %s: shorter than one window\n", o->text);
+      else fprintf(stderr, "tilesmith: error: --text: %s\n", e);
       goto fail;
     }
     data->text = text;

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <sys/stat.h>
+
 #include "train.h"
 
 #define DIGITS_PATH "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
@@ -29,6 +31,11 @@
 
 /* the whole file (inflated if gzip), NUL-terminated */
 static char *slurp(const char *path, int64_t *len, char *err, size_t errlen) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    snprintf(err, errlen, "%s is a directory, not a file", path);
+    return NULL;
+  }
   gzFile f = gzopen(path, "rb");
   if (!f) {
     snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
@@ -50,7 +57,8 @@ static char *slurp(const char *path, int64_t *len, char *err, size_t errlen) {
     int r = gzread(f, buf + n, (unsigned)(cap - n));
     if (r < 0) {
       int e;
-      snprintf(err, errlen, "%s: %s", path, gzerror(f, &e));
+      const char *m = gzerror(f, &e); /* zlib's message names the file already */
+      snprintf(err, errlen, "%s", m && *m ? m : path);
       free(buf);
       gzclose(f);
       return NULL;

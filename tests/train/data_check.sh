@@ -36,6 +36,8 @@ def npy(path, shape, code, dtype, vals):
 npy(d + "/x.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[:8]])
 npy(d + "/y.npy", (32,), "q", "<i8", [r[8] for r in rows])
 open(d + "/bad.csv", "w").write("1,2,3\n4,5\n")
+npy(d + "/xnan.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[:8]][:-1] + [float("nan")])
+npy(d + "/yhalf.npy", (32,), "d", "<f8", [r[8] + (0.5 if i == 3 else 0) for i, r in enumerate(rows)])
 PY
 first() { "$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 "$@" 2>&1 |
           sed -n 's/^step *1\/1 *loss \([0-9.]*\).*/\1/p'; }
@@ -70,6 +72,20 @@ c=$("$bin" train "${lm[@]}" --size B=4,N=16,V=256,D=16,H=2,F=32,L=1 2>&1 | grep 
 [ -n "$a" ] && [ "$(echo "$a" | awk '{print $2, $4}')" = "$(echo "$b" | awk '{print $2, $4}')" ] &&
   [ "$(echo "$a" | awk '{print $2, $4}')" != "$(echo "$c" | awk '{print $2, $4}')" ]
 check $? "--batch 3 trains what --size B=3 trains (and not B=4's)"
+# data a training cannot use is refused by name and row, before training:
+# a NaN (it had "diverged"), a label of 4.5 (it had read row 4's gather
+# index), an input given twice, a directory for --text
+m=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
+    --data "x=$tmp/xnan.npy" --data "labels=$tmp/y.npy" 2>&1)
+echo "$m" | grep -q "holds nan at row 31, element 7: the data must be finite"; check $? "a NaN in the data is refused where it is"
+m=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
+    --data "x=$tmp/x.npy" --data "labels=$tmp/yhalf.npy" 2>&1)
+echo "$m" | grep -q "holds .* at row 3, element 0: an Index input takes whole numbers"; check $? "a label that is not whole is refused"
+m=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
+    --data "x=$tmp/x.npy" --data "x=$tmp/x.npy" 2>&1)
+echo "$m" | grep -q -- "--data x is given twice"; check $? "an input given twice is refused"
+m=$("$bin" train examples/transformer_lm.lean --entry lm_small --text "$tmp" --steps 1 2>&1)
+[ "$m" = "tilesmith: error: --text: $tmp is a directory, not a file" ]; check $? "a directory for --text is said once"
 # a batch larger than the data repeats rows: said, not silent
 big=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=40,I=8,D=16,L=1,C=3 --steps 1 \
       --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" 2>&1)
