@@ -298,6 +298,9 @@ void tile_json_globals(Json *j, const TileProgram *tp) {
     json_end_arr(j);
     json_kstr(j, "dtype", dtype_name(b->dtype));
     json_kstr(j, "role", tile_role_name(b->role));
+    /* an input's name in the Lean source (name is the program's, unique:
+       k_1 where k is taken) */
+    if (b->role == GB_INPUT && b->node && b->node->op == OP_INPUT) json_kstr(j, "lean_name", b->node->name);
     if (b->role == GB_SCRATCH) json_knum(j, "init", b->init);
     json_end_obj(j);
   }
