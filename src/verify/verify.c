@@ -794,6 +794,7 @@ static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg
 
 typedef struct Tally {
   int pass, fail, skip, instances, nostruct;
+  int vacuous;                    /* passed trials whose every checked element's bound admits any value */
   int64_t elements, unverifiable; /* over every trial */
   Json *json;                     /* --format json: the records go here, not lines */
 } Tally;
@@ -905,7 +906,7 @@ static void run_instance(Ctx *c, const TileProgram *tp, const char *label, const
     tl->elements += res.elements;
     tl->unverifiable += res.unverifiable;
     if (res.skipped) tl->skip++;
-    else if (res.pass) tl->pass++;
+    else if (res.pass) tl->pass++, tl->vacuous += res.elements > 0 && res.unverifiable == res.elements;
     else tl->fail++;
   }
 }
@@ -1041,6 +1042,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
     json_kint(&json, "skipped_instances", tl.nostruct);
     json_kint(&json, "elements", tl.elements);
     json_kint(&json, "unverifiable", tl.unverifiable);
+    json_kint(&json, "vacuous_trials", tl.vacuous);
     json_key(&json, "ok");
     json_bool(&json, tl.instances && !tl.fail);
     json_end_obj(&json);
@@ -1054,6 +1056,8 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
   fprintf(out, "verify %s%s, storage %s: %d instance%s, %d trials: %d passed, %d failed", entry,
           o->grad ? " (backward pass)" : "", dtype_name(o->dtype),
           tl.instances, tl.instances == 1 ? "" : "s", tl.pass + tl.fail + tl.skip, tl.pass, tl.fail);
+  if (tl.vacuous)
+    fprintf(out, " (%d of them vacuous: the error bound of every element checked admits any value)", tl.vacuous);
   if (tl.skip) fprintf(out, ", %d skipped (inputs out of range)", tl.skip);
   if (tl.nostruct) fprintf(out, ", %d instance%s skipped (the plan does not carry over)", tl.nostruct, tl.nostruct == 1 ? "" : "s");
   fprintf(out, "; error bound over |value| at %lld of %lld checked elements", (long long)tl.unverifiable,
