@@ -18,13 +18,13 @@ FUZZ_SECONDS ?= 60
 
 SRCS     = $(filter-out src/cli/%.c,$(wildcard src/*/*.c))
 CLI      = $(wildcard src/cli/*.c)
-OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o build/rel/dynamic_py.o
+OBJS     = $(SRCS:%.c=build/rel/%.o) build/rel/prelude.o build/rel/dynamic_py.o build/rel/source_id.o
 HDRS     = $(wildcard src/*/*.h src/*/*.def src/*/*.inc)
 UNIT     = $(wildcard tests/unit/*.c)
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined -DTS_DEBUG
-ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o build/asan/dynamic_py.o
+ASAN_OBJS  = $(SRCS:%.c=build/asan/%.o) build/asan/prelude.o build/asan/dynamic_py.o build/asan/source_id.o
 
 .PHONY: all test requirements unit structures golden crosscheck rules asan asan-test fuzz fuzz-run bench clean update-golden
 
@@ -54,6 +54,19 @@ build/dynamic_py.c: src/emit/dynamic.py.in build/embed
 build/rel/dynamic_py.o: build/dynamic_py.c
 	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
 build/asan/dynamic_py.o: build/dynamic_py.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(ASAN_FLAGS) -c -o $@ $<
+
+# The sources' fingerprint: a module over free sizes keys its cache of
+# compiled kernels by it, so a rebuilt tilesmith of the same version does
+# not reuse kernels an older build emitted.
+SOURCE_ID_INPUTS = $(sort $(SRCS) $(CLI) $(HDRS)) lean/Tilesmith.lean src/emit/dynamic.py.in
+build/source_id.c: $(SOURCE_ID_INPUTS)
+	@mkdir -p build
+	@printf 'const char ts_source_id[] = "%s";\n' "$$(cat $(SOURCE_ID_INPUTS) | cksum | cut -d' ' -f1)" > $@
+build/rel/source_id.o: build/source_id.c
+	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
+build/asan/source_id.o: build/source_id.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(ASAN_FLAGS) -c -o $@ $<
 

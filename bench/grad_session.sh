@@ -10,7 +10,7 @@
 #        bench/out_grad: gradients against torch.autograd, a step timed.
 # Logs and curves go to $OUT.  Here, before it:
 #   make && cc -O2 -fopenmp -o /tmp/tilesmith-static build/rel/src/cli/*.o \
-#     $(ls build/rel/src/*/*.o | grep -v src/cli) build/rel/prelude.o build/rel/dynamic_py.o \
+#     $(ls build/rel/src/*/*.o | grep -v src/cli) build/rel/prelude.o build/rel/dynamic_py.o build/rel/source_id.o \
 #     -static -lopenblas -lz -lgfortran -lquadmath -lm -lpthread
 #   strip /tmp/tilesmith-static && mkdir -p bench/out_bin && xz -c /tmp/tilesmith-static > bench/out_bin/tilesmith.xz
 #   bench/prepare_grad.sh ./tilesmith

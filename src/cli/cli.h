@@ -14,6 +14,7 @@
 enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2 };
 
 #define TS_VERSION "0.1.0"
+extern const char ts_source_id[]; /* a fingerprint of the sources this binary was built from (Makefile) */
 
 typedef struct Opts {
   const char *file;

@@ -448,40 +448,52 @@ static void register_fn(Emit *e) {
   const char *entry = g->entry ? g->entry : "entry";
   const char *opname = emit_op_name(e, entry);
   const char *shape = shape_tuple(e, &tp->output->shape, false), *dt = emit_torch_dtype(tp->output->dtype);
-  emit_printf(e, "%sOP = None\n\n\n", e->pre);
+  emit_printf(e, "%sOPS = {}  # namespace -> the op this module registered there\n\n\n", e->pre);
   emit_printf(e,
               "def register(namespace=\"tilesmith\"):\n"
               "    \"\"\"Register run() as the custom op torch.ops.<namespace>.%s (CUDA), with a\n"
-              "    fake implementation that gives the output's shape %s and dtype %s\n"
-              "    without computing: torch.compile traces through the op and CUDA graphs\n"
-              "    capture its launches; and torch.ops.<namespace>.%s_out, which writes the\n"
-              "    result into its last argument (run()'s out=) and returns nothing.\n"
-              "    Returns the op; calling it again returns the same op.\"\"\"\n"
-              "    global %sOP\n"
-              "    if %sOP is None:\n\n"
-              "        @torch.library.custom_op(f\"{namespace}::%s\", mutates_args=(), device_types=\"cuda\")\n"
-              "        def op(",
-              opname, shape, dt, opname, e->pre, e->pre, opname);
+              "    fake implementation that checks the arguments' shapes and gives the\n"
+              "    output's shape %s and dtype %s without computing: torch.compile traces\n"
+              "    through the op and CUDA graphs capture its launches; and\n"
+              "    torch.ops.<namespace>.%s_out, which writes the result into its last\n"
+              "    argument (run()'s out=) and returns nothing.  Returns the op; calling it\n"
+              "    again with the same namespace returns the same op.  A namespace where\n"
+              "    another module (another target or other sizes of the entry) registered\n"
+              "    %s is refused: give this one a namespace of its own.\"\"\"\n",
+              opname, shape, dt, opname, opname);
+  if (g->ninputs == 0) { /* torch.library needs a tensor argument to dispatch on */
+    emit_printf(e, "    raise TypeError(\"register(): '%s' takes no tensors, and a PyTorch custom op dispatches on its "
+                   "tensor arguments; call run() instead\")\n\n\n", entry);
+    return;
+  }
+  emit_printf(e,
+              "    if namespace in %sOPS:\n"
+              "        return %sOPS[namespace]\n"
+              "    if hasattr(getattr(torch.ops, namespace), \"%s\"):\n"
+              "        raise RuntimeError(f\"register(): torch.ops.{namespace}.%s is registered already (by another module \"\n"
+              "                           f\"of '%s'?); call register(namespace=...) with a namespace of its own\")\n\n"
+              "    @torch.library.custom_op(f\"{namespace}::%s\", mutates_args=(), device_types=\"cuda\")\n"
+              "    def op(",
+              e->pre, e->pre, opname, opname, entry, opname);
   for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s%s: torch.Tensor", i ? ", " : "", e->pname[i]);
-  emit_printf(e, ") -> torch.Tensor:\n            return %srun(*%scheck(\"%s\", (", e->pre, e->pre, opname);
+  emit_printf(e, ") -> torch.Tensor:\n        return %srun(*%scheck(\"%s\", (", e->pre, e->pre, opname);
   input_names(e, false);
   emit_printf(e, "%s)))\n\n", g->ninputs == 1 ? "," : "");
-  emit_printf(e, "        @op.register_fake\n        def _(*args):\n");
-  if (g->ninputs > 0)
-    emit_printf(e, "            return args[0].new_empty(%s, dtype=%s)\n\n", shape, dt);
-  else
-    emit_printf(e, "            return torch.empty(%s, dtype=%s, device=\"cuda\")\n\n", shape, dt);
+  emit_printf(e, "    @op.register_fake\n    def _(*args):\n");
+  emit_printf(e, "        %scheck(\"%s\", args, strict=False)  # the shapes this module was compiled for\n", e->pre, opname);
+  emit_printf(e, "        return args[0].new_empty(%s, dtype=%s)\n\n", shape, dt);
   /* the out= variant: writes a given buffer, returns nothing */
   emit_printf(e,
-              "        @torch.library.custom_op(f\"{namespace}::%s_out\", mutates_args=(\"%s\",), device_types=\"cuda\")\n"
-              "        def op_out(",
+              "    @torch.library.custom_op(f\"{namespace}::%s_out\", mutates_args=(\"%s\",), device_types=\"cuda\")\n"
+              "    def op_out(",
               opname, e->outkw);
   for (int i = 0; i < g->ninputs; i++) emit_printf(e, "%s: torch.Tensor, ", e->pname[i]);
-  emit_printf(e, "%s: torch.Tensor) -> None:\n            %srun(*%scheck(\"%s_out\", (", e->outkw, e->pre, e->pre, opname);
+  emit_printf(e, "%s: torch.Tensor) -> None:\n        %srun(*%scheck(\"%s_out\", (", e->outkw, e->pre, e->pre, opname);
   input_names(e, false);
   emit_printf(e, "%s), out=%s), %s)\n\n", g->ninputs == 1 ? "," : "", e->outkw, e->outkw);
-  emit_printf(e, "        @op_out.register_fake\n        def _(*args):\n            return None\n\n");
-  emit_printf(e, "        %sOP = op\n    return %sOP\n\n\n", e->pre, e->pre);
+  emit_printf(e, "    @op_out.register_fake\n    def _(*args):\n        %scheck(\"%s_out\", args[:-1], strict=False)\n"
+                 "        return None\n\n", e->pre, opname);
+  emit_printf(e, "    %sOPS[namespace] = op\n    return op\n\n\n", e->pre);
 }
 
 /* ---- the reference, from the graph ---- */
@@ -756,9 +768,23 @@ static void main_fn(Emit *e) {
               "def main(argv=None):\n"
               "    argv = sys.argv[1:] if argv is None else argv\n"
               "    if argv[:1] == [\"--compile-only\"]:\n"
+              "        import re\n"
+              "        if len(argv) > 2 or (len(argv) == 2 and not re.fullmatch(r\"sm_[0-9]+a?\", argv[1])):\n"
+              "            print(f\"--compile-only takes one architecture such as sm_90a or sm_80, not {' '.join(argv[1:])!r}\",\n"
+              "                  file=sys.stderr)\n"
+              "            return 2\n"
               "        return compile_only(argv[1] if len(argv) > 1 else \"sm_90a\")\n"
               "    if argv[:1] == [\"--warm\"]:\n"
-              "        return warm(int(argv[1]) if len(argv) > 1 else None, float(argv[2]) if len(argv) > 2 else None)\n"
+              "        if not torch.cuda.is_available():\n"
+              "            print(\"--warm compiles for this machine's GPU, and it has none (--compile-only builds for a named \"\n"
+              "                  \"one)\", file=sys.stderr)\n"
+              "            return 2\n"
+              "        try:\n"
+              "            n, t = int(argv[1]) if len(argv) > 1 else None, float(argv[2]) if len(argv) > 2 else None\n"
+              "        except ValueError:\n"
+              "            print(\"--warm takes a number of processes and a timeout in seconds\", file=sys.stderr)\n"
+              "            return 2\n"
+              "        return warm(n, t)\n"
               "    if argv[:1] == [\"--warm-part\"] and len(argv) == 3:\n"
               "        return %swarm_part(int(argv[1]), int(argv[2]))\n"
               "    if argv:\n"

@@ -120,6 +120,13 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
     except Exception as e:  # noqa: BLE001
         report(False, f"import {label}", f"{type(e).__name__}: {e}")
         return
+    if entry == "attention":  # the module's command line: bad options are usage errors, not tracebacks
+        for argv, needle in ((["--compile-only", "foo"], "takes one architecture"), (["--warm"], "has none")):
+            if argv == ["--warm"] and torch.cuda.is_available():
+                continue
+            p = subprocess.run([sys.executable, mod_path] + argv, capture_output=True, text=True)
+            report(p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr,
+                   f"{label}: python3 MODULE.py {' '.join(argv)} is a usage error", p.stderr.strip()[-300:])
     nodes = {n["id"]: n for n in graph["nodes"]}
     lean = [x["name"] for x in graph["inputs"]]
     shapes = [tuple(nodes[x["node"]]["shape"]) for x in graph["inputs"]]
@@ -223,6 +230,24 @@ def check_case(tool, out_dir, path, entry, sizes, dtype, names, target, messages
                "" if ok else f"again={again} {fo.dtype} {tuple(fo.shape)} {fo.device}")
     except Exception as e:  # noqa: BLE001
         report(False, f"{label}: register() makes torch.ops.{ns}.{entry}", f"{type(e).__name__}: {e}")
+    # the fake implementation checks the shapes it was compiled for; another
+    # namespace is another op; another module of the entry (the other target,
+    # registered before this one) is refused in a namespace this one holds
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode():
+            bad = [torch.empty(wrong_shape(s) if len(s) > 1 else (s[0] + 1,) if s else (2,), dtype=t, device="cuda")
+                   for s, t in zip(shapes, want)]
+            expect(f"{label}: the op's fake implementation refuses the wrong shape",
+                   lambda: getattr(getattr(torch.ops, ns), entry)(*bad), ValueError, [f"'{lean[0]}'", "shape"])
+        other = mod.register(ns + "_b")
+        report(other is not mod.register(ns), f"{label}: register() in another namespace is another op")
+        if target == "triton":  # the TileLang module of the entry registered tilesmith_tilelang first
+            expect(f"{label}: register() where another module registered '{entry}' is refused",
+                   lambda: mod.register("tilesmith_tilelang"), RuntimeError, ["registered already", "namespace"])
+    except Exception as e:  # noqa: BLE001
+        report(False, f"{label}: register()'s namespaces and fake shapes", f"{type(e).__name__}: {e}")
     try:
         getattr(getattr(torch.ops, ns), entry)(*good)
         report(False, f"{label}: the op refuses CPU tensors (it has a CUDA implementation only)", "it ran")
