@@ -53,6 +53,11 @@ open Tilesmith
 no shape carries. -/
 def mix (B H D K : Nat) (x : Tensor [B, H * D]) (w : Param [H * D, D]) : Tensor [B, D] :=
   softmax (x ⬝ w) / sqrt K
+
+/-- A dimension D / H before the one that is D itself: D must come from x
+(19), not the smallest D that y's 4 allows (16). -/
+def quot (B N D H : Nat) (hs : Tensor [H]) (y : Tensor [B, N, D / H]) (x : Tensor [B, N, D]) : Tensor [B, N, D] :=
+  x * 2
 """
 
 
@@ -131,6 +136,8 @@ def main():
          {"B": 2, "H": 4, "Hkv": 2, "S": 40, "D": 16}, {"B": 1, "H": 8, "Hkv": 2, "S": 24, "D": 8}, None),
         (mix, "mix", [(3, 48), (48, 16)], [(2, 40), (40, 20)], {"B": 3, "H": 3, "D": 16, "K": 9},
          {"B": 2, "H": 2, "D": 20, "K": 9}, {"K": 9}),
+        (mix, "quot", [(4,), (1, 2, 4), (1, 2, 19)], [(3,), (2, 1, 5), (2, 1, 15)],
+         {"B": 1, "N": 2, "D": 19, "H": 4}, {"B": 2, "N": 1, "D": 15, "H": 3}, None),
     ]
     for target in ("triton", "tilelang"):
         for src, entry, sa, sb, za, zb, extra in cases:
