@@ -87,6 +87,11 @@ static void print_table(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
     printf(": %s between two matrix products with one side of a fixed size, as a hidden layer whose width was not "
            "named; if that size grows with the width, name its symbol in --width (D=128,F=512)\n",
            nb == 1 ? "sits" : "sit");
+  for (int i = 0; i < pl->n; i++)
+    if (pl->params[i].tied)
+      printf("\nnote: %s is gathered (an embedding) and also multiplied (tied to the output layer): the plan scales "
+             "it as an embedding; μP's readout multiplier for the tied use cannot be expressed on one tensor\n",
+             pl->params[i].param->name);
   printf("\nwhy:\n");
   for (int i = 0; i < pl->n; i++) printf("  %s: %s\n", pl->params[i].param->name, pl->params[i].reason);
 }
@@ -136,6 +141,8 @@ static void print_json(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
     json_bool(&j, p->depth_branch);
     json_key(&j, "ends_branch"); /* its product ends the block: where the branch multiplier applies */
     json_bool(&j, p->branch_last);
+    json_key(&j, "tied"); /* an embedding also used as a readout */
+    json_bool(&j, p->tied);
     json_key(&j, "depth_dim");
     if (p->depth_dim >= 0) json_int(&j, p->depth_dim);
     else json_null(&j);

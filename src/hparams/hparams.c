@@ -225,6 +225,15 @@ static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *
 
 static Users *users_of(const Graph *g);
 
+/* Does n reach a matrix product through layout ops alone (Eᵀ)? */
+static bool multiplied(const Users *us, const Node *n, int depth) {
+  for (int u = 0; u < us[n->id].n && depth < 8; u++) {
+    const Node *x = us[n->id].u[u].n;
+    if (x->op == OP_MATMUL || (op_info[x->op].cls == OPC_LAYOUT && multiplied(us, x, depth + 1))) return true;
+  }
+  return false;
+}
+
 /* Is Param `in` stacked along the depth: its first dimension the depth
    symbol and every reader a slice along it (W[l] in `layers`)?  An
    embedding [V, D] gathered by --depth V is not. */
@@ -323,6 +332,10 @@ static void derive(HpParam *p, const HpPlan *pl, const HpOpts *o) {
         p->gain ? "it multiplies: a gain" : "it adds: a bias", p->init_value);
     break;
   }
+  if (p->tied)
+    SAY(" (but it is also multiplied as a matrix, tied to the output layer: μP would scale that use as a readout, "
+        "output × fan_in_base/fan_in, which one shared tensor cannot have here; untie it, or expect the logits to "
+        "grow with the width)");
   if (p->between && (p->role == HP_INPUT || p->role == HP_READOUT) && p->fan_in_width != p->fan_out_width)
     SAY(" (but it sits between two matrix products, as a hidden layer does: if its fixed size grows with the "
         "width, name that symbol in --width, e.g. --width D=128,F=512)");
@@ -402,7 +415,7 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
       p->branch_last = p->depth_branch && ends_branch(us, f.at, f.at, seen, (size_t)g->nnodes + 1, 0);
       free(seen);
     }
-    if (f.kind == 2) p->role = HP_EMBEDDING;
+    if (f.kind == 2) p->role = HP_EMBEDDING, p->tied = multiplied(us, in, 0);
     else if (f.kind == 1 && p->fan_in_dim >= 0 && p->fan_out_dim >= 0)
       p->role = p->fan_in_width && p->fan_out_width ? HP_HIDDEN : p->fan_in_width ? HP_READOUT : HP_INPUT;
     else p->role = HP_VECTOR;

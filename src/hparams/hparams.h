@@ -47,6 +47,7 @@ typedef struct HpParam {
   bool gain;                 /* a vector that multiplies (initialized to 1; else to 0) */
   bool muon;                 /* updated by Muon (hidden matrices under --optimizer muon) */
   bool between;              /* its product reads another product's result and feeds a third */
+  bool tied;                 /* an embedding also multiplied as a matrix (tied input and output weights) */
   bool branch_last;          /* in the repeated block, its product reaches the residual add through
                                 positively homogeneous ops only (reshape, permute, relu): scaling it
                                 by branch_mult scales the block's update (how a trainer applies it) */

@@ -26,3 +26,9 @@ def biasBlocks (B D F L : Nat) (x : Tensor [B, D]) (W1 : Param [L, D, F]) (b1 : 
   layers L x (fun l h => h + (gelu (h ⬝ W1[l] + b1[l]) ⬝ W2[l] + b2[l]))
 
 def bias_blocks := biasBlocks 4 16 32 4
+
+/-- Tied input and output embeddings: E gathered, then multiplied as Eᵀ. -/
+def tiedLM (B V D : Nat) (ids : Index [B]) (E : Param [V, D]) (W : Param [D, D]) : Tensor [B, V] :=
+  relu (embed E ids ⬝ W) ⬝ Eᵀ
+
+def tied_lm := tiedLM 4 32 16
