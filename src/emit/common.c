@@ -717,7 +717,8 @@ static void main_fn(Emit *e) {
   emit_printf(e,
               "def compare(out, ref):\n"
               "    \"\"\"(ok, max abs error, max |reference|) of run's output against the reference.\"\"\"\n"
-              "    out = out.to(torch.float32).reshape(ref.shape)\n"
+              "    # masks and indices compared as numbers too (reference() keeps their dtype)\n"
+              "    out, ref = out.to(torch.float64).reshape(ref.shape), ref.to(torch.float64)\n"
               "    scale = ref[torch.isfinite(ref)].abs().max().item() if torch.isfinite(ref).any() else 0.0\n"
               "    diff = (out - ref).abs()\n"
               "    same = (out == ref) | (torch.isnan(out) & torch.isnan(ref))\n"
