@@ -102,6 +102,7 @@ const char *verify_input_name(VerifyInput k) {
   case VIN_MASKED_ROWS: return "masked-rows";
   case VIN_EXTREME: return "extreme";
   case VIN_RAMP: return "ramp";
+  case VIN_WIDE_INTEGERS: return "wide-integers";
   }
   return "?";
 }
@@ -176,6 +177,7 @@ void verify_inputs(Graph *g, DType dt, VerifyInput kind, uint64_t seed, Tensor *
         break;
       }
       case VIN_RAMP: *x *= 1 + 3 * (double)e / (double)(n > 1 ? n - 1 : 1); break;
+      case VIN_WIDE_INTEGERS: *x = (double)(rng_below(&rng, 33) - 16); break;
       }
     }
     for (int64_t e = 0; e < n; e++) t->data[e] = dtype_round(dt, t->data[e]);

@@ -33,8 +33,12 @@ typedef enum {
   VIN_RAMP,         /* normal times a factor rising 1 -> 4 along the flat order:
                        a running max moves at most tiles, by amounts a streamed
                        state's rescale must follow, at magnitudes still bounded */
+  VIN_WIDE_INTEGERS, /* integers in [-16, 16]: products and their sums exact, so
+                       large, far-apart logits keep a tight error bound (where
+                       "large" is vacuous: a fused softmax checked at large
+                       scores) */
 } VerifyInput;
-#define VIN_COUNT 6
+#define VIN_COUNT 7
 const char *verify_input_name(VerifyInput k);
 
 /* Fill inputs[i] for every graph input (caller frees): indices valid

@@ -67,10 +67,11 @@ static bool trial(PEnv *e, VerifyInput kind, uint64_t seed, VerifyResult *res) {
   return ok;
 }
 
-/* Normal inputs (two seeds), large ones and a ramp: all pass? The first failure in *res. */
+/* Normal inputs (two seeds), large ones, a ramp and wide integers (large
+   logits with a tight bound): all pass? The first failure in *res. */
 static bool passes(PEnv *e, VerifyResult *res) {
   return trial(e, VIN_NORMAL, 11, res) && trial(e, VIN_NORMAL, 12, res) && trial(e, VIN_LARGE, 13, res) &&
-         trial(e, VIN_RAMP, 14, res);
+         trial(e, VIN_RAMP, 14, res) && trial(e, VIN_WIDE_INTEGERS, 15, res);
 }
 
 static Kernel *kernel_of_kind(TileProgram *tp, KernelKind kind) {
