@@ -185,11 +185,10 @@ static int opt_dynamic(Opts *o, DType dt, Target target, SizeArg *nats, int nn) 
   if (setjmp(s[0].jb)) goto done;
   TileProgram *tp = tile_lower(g[0], dt); /* for the Python names and dtypes only */
   if (!tp) goto done;
-  DynInfo info = {.file = o->file, .entry = o->entry, .nats = nats, .nnats = nn, .version = NULL};
   /* the cache key's tilesmith: its version and the sources it was built from */
   char version[96];
   snprintf(version, sizeof version, "%s+%s", TS_VERSION, ts_source_id);
-  info.version = version;
+  DynInfo info = {.file = o->file, .entry = o->entry, .nats = nats, .nnats = nn, .version = version};
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = 0;

@@ -59,12 +59,12 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
         tensor_free(t);
         goto fail;
       }
-    for (int64_t e2 = 0; e2 < rows * per; e2++) {
+    bool index = in->kind == EK_INT;
+    for (int64_t e2 = 0; e2 < rows * per; e2++) { /* it runs only when per >= 1 */
       double x = t->data[e2];
-      bool index = in->kind == EK_INT;
       if (isfinite(x) && (!index || x == floor(x))) continue;
       fprintf(stderr, "tilesmith: error: --data %s: %s holds %g at row %lld, element %lld: %s\n", in->name,
-              o->ins[i].path, x, (long long)(e2 / (per ? per : 1)), (long long)(e2 % (per ? per : 1)),
+              o->ins[i].path, x, (long long)(e2 / per), (long long)(e2 % per),
               index ? "an Index input takes whole numbers" : "the data must be finite");
       tensor_free(t);
       goto fail;

@@ -224,6 +224,7 @@ static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *
 }
 
 static Users *users_of(const Graph *g);
+static void users_free(Users *us, const Graph *g);
 
 /* Does n reach a matrix product through layout ops alone (Eᵀ)? */
 static bool multiplied(const Users *us, const Node *n, int depth) {
@@ -248,8 +249,7 @@ bool hp_has_stack(const Graph *g, const char *depth) {
   Users *us = users_of(g);
   bool any = false;
   for (int i = 0; i < g->ninputs && !any; i++) any = g->inputs[i]->role == ROLE_PARAM && stacked(us, g->inputs[i], depth);
-  for (int i = 0; i < g->nnodes; i++) free(us[g->nodes[i]->id].u);
-  free(us);
+  users_free(us, g);
   return any;
 }
 
@@ -267,6 +267,11 @@ static Users *users_of(const Graph *g) {
     }
   }
   return us;
+}
+
+static void users_free(Users *us, const Graph *g) {
+  for (int i = 0; i < g->nnodes; i++) free(us[i].u);
+  free(us);
 }
 
 /* ---- the rules ---- */
@@ -422,8 +427,7 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
     p->muon = o->opt == HP_MUON && p->role == HP_HIDDEN;
     derive(p, &pl, o);
   }
-  for (int i = 0; i < g->nnodes; i++) free(us[i].u);
-  free(us);
+  users_free(us, g);
   free(base);
   if (!pl.n) snprintf(pl.why, sizeof pl.why, "the entry has no Param inputs: nothing to parametrize");
   /* a width symbol no Param's size is written with (a batch size, a typo

@@ -39,7 +39,9 @@ open(d + "/bad.csv", "w").write("1,2,3\n4,5\n")
 npy(d + "/xnan.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[:8]][:-1] + [float("nan")])
 npy(d + "/yhalf.npy", (32,), "d", "<f8", [r[8] + (0.5 if i == 3 else 0) for i, r in enumerate(rows)])
 PY
-first() { "$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 "$@" 2>&1 |
+# the small residual MLP every reader check trains for one step
+small=(examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1)
+first() { "$bin" train "${small[@]}" "$@" 2>&1 |
           sed -n 's/^step *1\/1 *loss \([0-9.]*\).*/\1/p'; }
 ref=$(first --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy")
 [ -n "$ref" ]; check $? ".npy rows train (loss $ref)"
@@ -47,11 +49,9 @@ got=$(first --data "x=$tmp/t.csv:0-7/16" --data "labels=$tmp/t.csv:8")
 [ "$got" = "$ref" ]; check $? "CSV with a header, columns 0-7 divided by 16 and column 8: the same loss ($got)"
 got=$(first --data "x=$tmp/t.csv.gz:0-7/16" --data "labels=$tmp/t.csv.gz:8")
 [ "$got" = "$ref" ]; check $? "the same CSV gzip-compressed: the same loss ($got)"
-err=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
-      --data "x=$tmp/bad.csv" --data "labels=$tmp/y.npy" 2>&1)
+err=$("$bin" train "${small[@]}" --data "x=$tmp/bad.csv" --data "labels=$tmp/y.npy" 2>&1)
 echo "$err" | grep -q "bad.csv:2: 2 values where the rows above have 3"; check $? "a ragged CSV: file:line and what is wrong"
-err=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
-      --data "x=$tmp/t.csv:0-6" --data "labels=$tmp/t.csv:8" 2>&1)
+err=$("$bin" train "${small[@]}" --data "x=$tmp/t.csv:0-6" --data "labels=$tmp/t.csv:8" 2>&1)
 echo "$err" | grep -q "needs rows of 8 elements"; check $? "rows of the wrong width are refused"
 if [ -f /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz ]; then
   out=$("$bin" train examples/mlp_classifier.lean --entry mlp_digits --data x=@digits:0-63/16 --data labels=@digits:64 \
@@ -75,14 +75,11 @@ check $? "--batch 3 trains what --size B=3 trains (and not B=4's)"
 # data a training cannot use is refused by name and row, before training:
 # a NaN (it had "diverged"), a label of 4.5 (it had read row 4's gather
 # index), an input given twice, a directory for --text
-m=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
-    --data "x=$tmp/xnan.npy" --data "labels=$tmp/y.npy" 2>&1)
+m=$("$bin" train "${small[@]}" --data "x=$tmp/xnan.npy" --data "labels=$tmp/y.npy" 2>&1)
 echo "$m" | grep -q "holds nan at row 31, element 7: the data must be finite"; check $? "a NaN in the data is refused where it is"
-m=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
-    --data "x=$tmp/x.npy" --data "labels=$tmp/yhalf.npy" 2>&1)
+m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/yhalf.npy" 2>&1)
 echo "$m" | grep -q "holds .* at row 3, element 0: an Index input takes whole numbers"; check $? "a label that is not whole is refused"
-m=$("$bin" train examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1 \
-    --data "x=$tmp/x.npy" --data "x=$tmp/x.npy" 2>&1)
+m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "x=$tmp/x.npy" 2>&1)
 echo "$m" | grep -q -- "--data x is given twice"; check $? "an input given twice is refused"
 m=$("$bin" train examples/transformer_lm.lean --entry lm_small --text "$tmp" --steps 1 2>&1)
 [ "$m" = "tilesmith: error: --text: $tmp is a directory, not a file" ]; check $? "a directory for --text is said once"
