@@ -147,6 +147,7 @@ struct HpOpts;
    EXIT_OK or the exit status with the message printed; hparams_free
    releases what it parsed. */
 int hparams_setup(Session *s, Opts *o, struct HpOpts *ho, Graph **g);
+bool nat_named(const SizeArg *have, int nhave, const char *sym, const char *flag, const char *entry);
 void hparams_free(struct HpOpts *ho);
 /* Read the --in files into inputs[] (main.c); false (message printed) on error. */
 bool read_inputs(Opts *o, Graph *g, Tensor **inputs);

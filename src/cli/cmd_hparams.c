@@ -289,6 +289,20 @@ static int bind_batch(Session *s, Opts *o) {
   return EXIT_OK;
 }
 
+/* Is sym one of the entry's Nat parameters (have, from entry_bindings)?
+   If not, said as the option that named it; an entry whose parameters
+   could not be listed is left to the elaboration's own message. */
+bool nat_named(const SizeArg *have, int nhave, const char *sym, const char *flag, const char *entry) {
+  if (!nhave) return true;
+  for (int k = 0; k < nhave; k++)
+    if (!strcmp(have[k].name, sym)) return true;
+  fprintf(stderr, "tilesmith: error: %s %s: '%s' is not a Nat parameter of '%s' (its Nat parameters:", flag, sym, sym,
+          entry);
+  for (int k = 0; k < nhave; k++) fprintf(stderr, " %s", have[k].name);
+  fprintf(stderr, ")\n");
+  return false;
+}
+
 int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
   *gp = NULL;
   memset(ho, 0, sizeof *ho);
@@ -314,16 +328,8 @@ int hparams_setup(Session *s, Opts *o, HpOpts *ho, Graph **gp) {
       if (!strcmp(all[i]->name, all[k]->name))
         return usage_error("'%s' is named twice in --width and --depth: a size scales as the width or as the depth",
                            all[i]->name);
-  for (int i = 0; i < nall; i++) {
-    bool known = false;
-    for (int k = 0; k < nhave; k++) known |= !strcmp(have[k].name, all[i]->name);
-    if (nhave && !known) {
-      fprintf(stderr, "tilesmith: error: '%s' is not a Nat parameter of '%s' (its Nat parameters:", all[i]->name, o->entry);
-      for (int k = 0; k < nhave; k++) fprintf(stderr, " %s", have[k].name);
-      fprintf(stderr, ")\n");
-      return EXIT_USER;
-    }
-  }
+  for (int i = 0; i < nall; i++)
+    if (!nat_named(have, nhave, all[i]->name, i < ho->nwidth ? "--width" : "--depth", o->entry)) return EXIT_USER;
   for (int i = 0; i < nall; i++) {
     int64_t v = bound(have, nhave, all[i]->name);
     for (int k = 0; k < o->nsizes; k++)

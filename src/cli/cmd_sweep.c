@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../grad/grad.h"
 #include "../train/train.h"
 #include "cli.h"
 
@@ -95,6 +96,7 @@ static double one_run(Opts *o, Run *r, bool dry) {
   unsigned char *text = NULL;
   if (hparams_setup(&s, &ro, &ho, &g) != EXIT_OK) goto done;
   if (setjmp(s.jb)) goto done;
+  grad_need_loss(g);
   if (!train_load_data(&ro, g, &data, &text)) goto done;
   if (dry) {
     loss = 0;
@@ -123,6 +125,22 @@ done:
   hparams_free(&ho);
   session_close(&s);
   return loss;
+}
+
+/* --width and --depth name Nat parameters of the entry: said as those
+   options (each run binds them as sizes, whose own message names --size) */
+static int sweep_syms_check(Opts *o) {
+  Session s;
+  session_open(&s);
+  bool ok = load(&s, o->file);
+  if (ok) {
+    SizeArg have[64];
+    int nhave = entry_bindings(&s, o, have, 64);
+    ok = nat_named(have, nhave, o->sweep_width, "--width", o->entry) &&
+         (!o->sweep_depth || nat_named(have, nhave, o->sweep_depth, "--depth", o->entry));
+  }
+  session_close(&s);
+  return ok ? EXIT_OK : EXIT_USER;
 }
 
 static const char *param_name(int p) { return p ? "derived" : "sp"; }
@@ -439,7 +457,7 @@ int cmd_sweep(Opts *o) {
           for (int s = 0; s < seeds; s++)
             runs[n++] = (Run){p, (int64_t)wv[w], (int64_t)dv[d], lrv[l], o->seed + (uint64_t)s, NAN, false};
   /* the first run's setup here, so that bad data is one error, not one per run */
-  if (!isfinite(one_run(o, &runs[0], true))) {
+  if (sweep_syms_check(o) != EXIT_OK || !isfinite(one_run(o, &runs[0], true))) {
     free(runs);
     return EXIT_USER;
   }

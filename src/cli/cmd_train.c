@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../grad/grad.h"
 #include "../train/train.h"
 #include "cli.h"
 
@@ -170,6 +171,7 @@ int cmd_train(Opts *o) {
   if (rc != EXIT_OK) goto done;
   rc = EXIT_USER;
   if (setjmp(s.jb)) goto done;
+  grad_need_loss(g); /* before the data: a non-loss entry is told first */
   if (!train_load_data(o, g, &data, &text)) goto done;
   pl = hp_derive(g, &ho);
   if (!pl.n) {

@@ -312,9 +312,8 @@ static void settle(G *d, Node *x) {
   for (Piece *p = sorted; p; p = p->next) place(d, x, z, p, p->next);
 }
 
-Grads grad_build(Graph *g) {
+void grad_need_loss(Graph *g) {
   Node *out = g->output;
-  G d = {.g = g, .pos = out->pos};
   if (out->kind != EK_REAL || shape_numel(&out->shape) != 1) {
     char s[256];
     ts_error(g->ctx, out->pos,
@@ -322,6 +321,12 @@ Grads grad_build(Graph *g) {
              g->entry ? g->entry : "the entry", out->kind == EK_REAL ? "a tensor" : "a non-real tensor",
              shape_str(&out->shape, s, sizeof s));
   }
+}
+
+Grads grad_build(Graph *g) {
+  Node *out = g->output;
+  G d = {.g = g, .pos = out->pos};
+  grad_need_loss(g);
   int n0 = g->nnodes;
   d.adj = arena_alloc(g->ctx->arena, sizeof(Node *) * (size_t)n0);
   d.needs = arena_alloc(g->ctx->arena, sizeof(bool) * (size_t)n0);
