@@ -354,6 +354,8 @@ static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr 
 
 /* the states member n reads (through members that are not states): the latest pass */
 static int last_pass_read(LP *L, const Node *n) {
+  const PState *ns = state_info(L, n);
+  if (ns) return ns->pass; /* a state is read where its pass has run: a product's operand may be one */
   int last = -1, ep = ++L->epoch;
   const Node **stack = L->stack;
   int sp = 0;
@@ -1658,7 +1660,6 @@ static bool lower_fused(LP *L) {
     const Node *o = pk->outs.data[i];
     if (pk_varies(pk, o)) continue;
     int last = last_pass_read(L, o);
-    if (state_info(L, o)) last = state_info(L, o)->pass;
     L->cur = last < 0 ? L_PRE : list_after(last);
     store_output(L, o);
   }

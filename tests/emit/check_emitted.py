@@ -123,6 +123,9 @@ SMALL = [
     ("tests/emit/small_products.lean", "headMix", "B=3,H=3,D=4"),
     # one row (M = 1): thinner than tl.dot takes, a broadcast product in Triton
     ("tests/emit/small_products.lean", "rowTimesMatrix", "K=256,N=96"),
+    # a product's operand computed in its kernel as a streamed state
+    ("tests/emit/small_products.lean", "rightAssocProduct", "N=37,D=8,E=5"),
+    ("tests/emit/small_products.lean", "rightAssocProduct", "N=1000,D=16,E=24"),
     ("examples/swiglu_mlp.lean", "swigluMlp", "M=1,D=64,F=96"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)

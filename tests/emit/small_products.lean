@@ -17,3 +17,11 @@ one row, thinner than tl.dot's 16, which the Triton emitter refused; it is
 now a broadcast product summed over k. -/
 def rowTimesMatrix (K N : Nat) (x : Tensor [1, K]) (w : Param [K, N]) : Tensor [1, N] :=
   x ⬝ w
+
+/-- A product whose operand is itself a product over another axis (the
+right-associated core of linear attention): the search computes kᵀ ⬝ v as a
+state streamed over N inside the outer product's kernel; the outer product
+once read that state's tile before the loop that computes it (every output
+0). -/
+def rightAssocProduct (N D E : Nat) (q k : Tensor [N, D]) (v : Tensor [N, E]) : Tensor [N, E] :=
+  q ⬝ (kᵀ ⬝ v)
