@@ -204,12 +204,20 @@ static bool computed_by_product(const Node *n, char *seen) {
    add whose other operand does not depend on the product and is read by it
    (h + f(h)).  An add of something unrelated (a bias) is passed through
    toward the residual add (the bias itself is then not scaled); W1 in
-   gelu(W1 h + b1) ends nothing: the walk stops at the gelu. */
+   gelu(W1 h + b1) ends nothing: the walk stops at the gelu.  A product by
+   a factor that no matrix product computes (a gain g[l] * f, a constant)
+   is passed through too; one by another product's result ((h W1) * (h W2))
+   is not, or both matrices would carry the multiplier. */
 static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *seen, size_t nseen, int depth) {
   if (depth > 32) return false;
   for (int u = 0; u < us[n->id].n; u++) {
     const Node *x = us[n->id].u[u].n;
     if (x->op == OP_RESHAPE || x->op == OP_PERMUTE || x->op == OP_RELU) {
+      if (ends_branch(us, x, prod, seen, nseen, depth + 1)) return true;
+    } else if ((x->op == OP_MUL || x->op == OP_DIV) && (x->op == OP_MUL || x->in[0] == n) && x->in[0] != x->in[1]) {
+      const Node *other = x->in[0] == n ? x->in[1] : x->in[0];
+      memset(seen, 0, nseen);
+      if (computed_by_product(other, seen)) continue;
       if (ends_branch(us, x, prod, seen, nseen, depth + 1)) return true;
     } else if (x->op == OP_ADD) {
       const Node *other = x->in[0] == n ? x->in[1] : x->in[0];
@@ -435,7 +443,22 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
   bool grows = false;
   for (int i = 0; i < pl.n; i++)
     for (int k = 0; k < pl.params[i].param->shape.rank; k++) grows |= width_dim(o, &pl.params[i].param->shape.d[k]);
-  if (pl.n && o->nwidth && !grows) {
+  /* the depth rules rest on the block multiplier: a stack without a
+     residual block h + f(h) that a stacked Param's product (or a gain
+     after it) ends has nowhere to put it, and its rates would be scaled for
+     a multiplier no one applies */
+  bool stack = false, carried = false;
+  for (int i = 0; i < pl.n; i++) stack |= pl.params[i].depth_branch, carried |= pl.params[i].branch_last;
+  if (pl.n && o->depth.name && stack && !carried) {
+    snprintf(pl.why, sizeof pl.why,
+             "--depth %s: no block of the stack is residual: the depth rules scale each block's update, x + "
+             "(L/L_base)^-α · f(x), and no product of a stacked Param reaches an add h + f(h) (through relu, a "
+             "gain or a bias) to carry that multiplier; write the block as h + f(h), or leave out --depth",
+             o->depth.name);
+    free(pl.params);
+    pl.params = NULL;
+    pl.n = 0;
+  } else if (pl.n && o->nwidth && !grows) {
     snprintf(pl.why, sizeof pl.why,
              "no Param's size is written with the width symbol '%s': nothing grows with it (name the Params' "
              "hidden size, as D in W : Param [D, D])",

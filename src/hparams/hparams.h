@@ -64,7 +64,7 @@ typedef struct HpPlan {
   double branch_mult;        /* the multiplier of each residual block's update: depth_mult^-alpha */
   HpOptimizer opt;
   double alpha;
-  char why[200];             /* set when the plan could not be made */
+  char why[400];             /* set when the plan could not be made */
 } HpPlan;
 
 /* Classify g's Params and derive their scalings; plan.n == 0 and plan.why

@@ -32,3 +32,16 @@ def tiedLM (B V D : Nat) (ids : Index [B]) (E : Param [V, D]) (W : Param [D, D])
   relu (embed E ids ⬝ W) ⬝ Eᵀ
 
 def tied_lm := tiedLM 4 32 16
+
+/-- A block that ends in a per-layer gain after its product (LayerScale):
+the product's matrix carries the block multiplier through the gain. -/
+def gainBlocks (B D L : Nat) (x : Tensor [B, D]) (W : Param [L, D, D]) (g : Param [L, D]) : Tensor [B, D] :=
+  layers L x (fun l h => h + g[l] * relu (h ⬝ W[l]))
+
+def gain_blocks := gainBlocks 4 16 4
+
+/-- A stack with no residual add: there is no block update to scale. -/
+def plainStack (B D L : Nat) (x : Tensor [B, D]) (W : Param [L, D, D]) : Tensor [B, D] :=
+  layers L x (fun l h => relu (h ⬝ W[l]))
+
+def plain_stack := plainStack 4 16 4
