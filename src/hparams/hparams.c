@@ -103,6 +103,8 @@ typedef struct Found {
   int kind;           /* 0 none, 1 matrix product, 2 gather, 3 elementwise */
   int fan_in, fan_out; /* Param dimensions */
   bool gain;
+  const Node *through;   /* an elementwise op on the Param itself on the way to its product */
+  const Node *nonlinear; /* one of those that is not linear in the Param (tanh W) */
 } Found;
 
 /* map[k]: the dimension of n that the Param's dimension k runs along (-1: none) */
@@ -150,9 +152,25 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
         return;
       }
       break;
-    case OPC_LEAF:
     case OPC_UNARY:
     case OPC_BINARY:
+      /* the Param itself transformed elementwise (W / sqrt D, tanh W), not
+         broadcast over activations: its product, if one reads it, decides */
+      if (shape_equal(&x->shape, &n->shape)) {
+        follow(g, users, x, map, rank, f, depth + 1);
+        if (f->kind == 1 || f->kind == 2) {
+          /* a scale (W / sqrt D, W * mask, -W) keeps the product linear
+             in the Param: a multiplier of the Param is still one of the
+             product's output; tanh W and W + B are not */
+          const Node *other = x->nin == 2 ? x->in[x->in[0] == n ? 1 : 0] : NULL;
+          bool scale = x->op == OP_NEG || (x->op == OP_MUL && other != n) || (x->op == OP_DIV && x->in[0] == n && other != n);
+          if (!scale) f->nonlinear = x;
+          f->through = x;
+          return;
+        }
+      }
+      /* fallthrough */
+    case OPC_LEAF:
     case OPC_COMPARE:
     case OPC_SELECT:
     case OPC_REDUCE:
@@ -331,11 +349,15 @@ static void derive(HpParam *p, const HpPlan *pl, const HpOpts *o) {
     break;
   case HP_READOUT:
     p->init_std = 1 / sqrt((double)p->fan_in_base);
-    p->output_mult = 1 / k;
+    p->output_mult = p->nonlinear ? 1 : 1 / k;
     p->eps_mult = 1 / k;
     SAY("fan-in %lld grows with the width, fan-out %lld does not (a readout): μP multiplies its output by "
         "fan_in_base/fan_in = %.4g (mup's MuReadout), init as at the base, Adam learning rate as at the "
         "base (one growing dimension)", (long long)p->fan_in, (long long)p->fan_out, 1 / k);
+    if (p->nonlinear && k != 1)
+      SAY(" (but its values reach the product through %s, so a multiplier of them is not one of the output: "
+          "left at 1 here; multiply the product's result by %.4g in the model)",
+          op_info[p->nonlinear->op].name, 1 / k);
     break;
   case HP_VECTOR:
     p->init_std = 0;
@@ -405,6 +427,7 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
     Found f = {0};
     follow(g, us, in, map, rank, &f, 0);
     p->use = f.at;
+    p->nonlinear = f.nonlinear;
     p->fan_in_dim = f.kind == 1 || f.kind == 2 ? f.fan_in : -1;
     p->fan_out_dim = f.kind == 1 || f.kind == 2 ? f.fan_out : -1;
     p->gain = f.gain;
@@ -425,7 +448,7 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
       p->between = up && feeds_product(us, f.at, seen);
       free(seen);
       seen = calloc((size_t)g->nnodes + 1, 1);
-      p->branch_last = p->depth_branch && ends_branch(us, f.at, f.at, seen, (size_t)g->nnodes + 1, 0);
+      p->branch_last = p->depth_branch && !f.nonlinear && ends_branch(us, f.at, f.at, seen, (size_t)g->nnodes + 1, 0);
       free(seen);
     }
     if (f.kind == 2) p->role = HP_EMBEDDING, p->tied = multiplied(us, in, 0);

@@ -49,11 +49,13 @@ typedef struct HpParam {
   bool between;              /* its product reads another product's result and feeds a third */
   bool tied;                 /* an embedding also multiplied as a matrix (tied input and output weights) */
   bool branch_last;          /* in the repeated block, its product reaches the residual add through
-                                positively homogeneous ops only (reshape, permute, relu): scaling it
+                                positively homogeneous ops only (reshape, permute, relu, a gain): scaling it
                                 by branch_mult scales the block's update (how a trainer applies it) */
+  const Node *nonlinear;     /* an op on its values before its product that is not linear in them
+                                (tanh W): no multiplier of its values is one of the product's output */
   const Node *use;           /* the node that decided the role (its source position) */
   double init_std, init_value, lr_mult, output_mult, wd_mult, eps_mult;
-  char reason[480];
+  char reason[640];
 } HpParam;
 
 typedef struct HpPlan {

@@ -45,3 +45,15 @@ def plainStack (B D L : Nat) (x : Tensor [B, D]) (W : Param [L, D, D]) : Tensor 
   layers L x (fun l h => relu (h ⬝ W[l]))
 
 def plain_stack := plainStack 4 16 4
+
+/-- Matrices that reach their products through an elementwise op: a fixed
+scale (linear in W: W is a hidden matrix and may carry multipliers) and a
+tanh (not linear: the readout's output multiplier cannot be put on Wout's
+values). -/
+def scaledMatrices (B I D C : Nat) (x : Tensor [B, I]) (Win : Param [I, D]) (W : Param [D, D])
+    (Wout : Param [D, C]) : Tensor [B, C] :=
+  let h := relu (x ⬝ Win)
+  let h := relu (h ⬝ (W / sqrt D))
+  h ⬝ tanh Wout
+
+def scaled_matrices := scaledMatrices 4 6 16 3
