@@ -24,6 +24,41 @@ static void on_log(const TrainLog *l, void *ud) {
                        l->seconds, l->samples_per_s);
 }
 
+/* The indices an Index input can hold, [0, bound): the smallest extent
+   of the axes it gathers along (crossEntropy's classes, an embedding's
+   rows), reached through layout ops; -1 when it gathers nothing.  *at: the
+   gather (its source position names it). */
+static int64_t index_bound(const Graph *g, const Node *in, const Node **at) {
+  int64_t bound = -1;
+  const Node *todo[64];
+  int n = 0;
+  todo[n++] = in;
+  while (n) {
+    const Node *m = todo[--n];
+    for (int i = 0; i < g->nnodes; i++) {
+      const Node *u = g->nodes[i];
+      for (int k = 0; k < u->nin; k++) {
+        if (u->in[k] != m) continue;
+        if (op_info[u->op].cls == OPC_LAYOUT && n < 64) {
+          todo[n++] = u;
+        } else if (u->op == OP_GATHER && k == 1) {
+          int64_t ext = u->in[0]->shape.d[u->axis].n;
+          if (bound < 0 || ext < bound) bound = ext, *at = u;
+        }
+      }
+    }
+  }
+  return bound;
+}
+
+/* "at FILE:LINE:COL" of a node, for messages about data */
+static const char *where(const Node *n, char *buf, size_t len) {
+  Pos p = n->site.file ? n->site : n->pos; /* the user's call site of a prelude op */
+  if (p.file) snprintf(buf, len, "%s at %s:%u:%u", n->via ? n->via : "the gather", p.file->name, p.line, p.col);
+  else snprintf(buf, len, "a gather");
+  return buf;
+}
+
 /* The entry's data from --data and --text (message printed on an error). */
 bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) {
   unsigned char *text = NULL;
@@ -61,12 +96,18 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
         goto fail;
       }
     bool index = in->kind == EK_INT;
+    const Node *at = NULL;
+    int64_t hi = index ? index_bound(g, in, &at) : -1;
     for (int64_t e2 = 0; e2 < rows * per; e2++) { /* it runs only when per >= 1 */
       double x = t->data[e2];
-      if (isfinite(x) && (!index || x == floor(x))) continue;
+      bool whole = isfinite(x) && (!index || x == floor(x));
+      if (whole && (hi < 0 || (x >= 0 && x < (double)hi))) continue;
+      char why[200], w[160];
+      if (whole)
+        snprintf(why, sizeof why, "'%s' indexes [0, %lld) (%s)", in->name, (long long)hi, where(at, w, sizeof w));
       fprintf(stderr, "tilesmith: error: --data %s: %s holds %g at row %lld, element %lld: %s\n", in->name,
               o->ins[i].path, x, (long long)(e2 / per), (long long)(e2 % per),
-              index ? "an Index input takes whole numbers" : "the data must be finite");
+              whole ? why : index ? "an Index input takes whole numbers" : "the data must be finite");
       tensor_free(t);
       goto fail;
     }
@@ -96,6 +137,20 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
       goto fail;
     }
     data->text = text;
+    /* every byte must index what ids and targets gather from (a byte-level
+       vocabulary narrower than 256 needs a corpus that fits it) */
+    for (int r = 0; r < 2; r++) {
+      const Node *in = r ? data->targets : data->ids, *at = NULL;
+      int64_t hi = index_bound(g, in, &at);
+      if (hi < 0 || hi >= 256) continue;
+      for (int64_t b = 0; b < data->text_len; b++) {
+        if (text[b] < hi) continue;
+        char w[160];
+        fprintf(stderr, "tilesmith: error: --text %s: byte %u at offset %lld is not below %lld, the vocabulary '%s' "
+                        "indexes (%s)\n", o->text, text[b], (long long)b, (long long)hi, in->name, where(at, w, sizeof w));
+        goto fail;
+      }
+    }
   }
   for (int k = 0; k < g->ninputs; k++) {
     const Node *in = g->inputs[k];

@@ -38,6 +38,9 @@ npy(d + "/y.npy", (32,), "q", "<i8", [r[8] for r in rows])
 open(d + "/bad.csv", "w").write("1,2,3\n4,5\n")
 npy(d + "/xnan.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[:8]][:-1] + [float("nan")])
 npy(d + "/yhalf.npy", (32,), "d", "<f8", [r[8] + (0.5 if i == 3 else 0) for i, r in enumerate(rows)])
+npy(d + "/y3.npy", (32,), "q", "<i8", [3 if i == 5 else r[8] for i, r in enumerate(rows)])
+open(d + "/low.txt", "w").write("0123 4567 89 " * 20)
+open(d + "/high.txt", "w").write("0123 4567 89 " * 20 + "x")
 PY
 # the small residual MLP every reader check trains for one step
 small=(examples/mlp_classifier.lean --entry residualMlpLoss --size B=32,I=8,D=16,L=1,C=3 --steps 1)
@@ -79,6 +82,18 @@ m=$("$bin" train "${small[@]}" --data "x=$tmp/xnan.npy" --data "labels=$tmp/y.np
 echo "$m" | grep -q "holds nan at row 31, element 7: the data must be finite"; check $? "a NaN in the data is refused where it is"
 m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/yhalf.npy" 2>&1)
 echo "$m" | grep -q "holds .* at row 3, element 0: an Index input takes whole numbers"; check $? "a label that is not whole is refused"
+# a label beyond the classes crossEntropy gathers from: refused when read,
+# not when training happens to draw its row; a corpus byte beyond a
+# byte-level vocabulary narrower than 256 likewise
+m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/y3.npy" 2>&1)
+echo "$m" | grep -q "y3.npy holds 3 at row 5, element 0: 'labels' indexes \[0, 3) (crossEntropy at examples/mlp_classifier.lean:"
+check $? "a label out of the classes is refused when the data is read, with its row"
+lm100=(examples/transformer_lm.lean --entry transformerLMLoss --size B=2,N=8,V=100,D=16,H=2,F=24,L=1 --steps 1)
+m=$("$bin" train "${lm100[@]}" --text "$tmp/high.txt" 2>&1)
+echo "$m" | grep -q "high.txt: byte 120 at offset 260 is not below 100, the vocabulary 'ids' indexes (embed at"
+check $? "a corpus byte beyond a vocabulary of 100 is refused, with its offset"
+"$bin" train "${lm100[@]}" --text "$tmp/low.txt" > /dev/null 2>&1
+check $? "a corpus within a vocabulary of 100 trains"
 m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "x=$tmp/x.npy" 2>&1)
 echo "$m" | grep -q -- "--data x is given twice"; check $? "an input given twice is refused"
 m=$("$bin" train examples/transformer_lm.lean --entry lm_small --text "$tmp" --steps 1 2>&1)
