@@ -4,8 +4,9 @@
  * An array spec is PATH[:COLUMNS][/DIVISOR]: a .npy file (rows along its
  * first dimension), or a CSV of numbers (gzip-compressed when the name
  * ends in .gz; read through zlib), one row per line, a first line that is
- * not numbers taken as a header; COLUMNS picks CSV columns ("0-63", "64",
- * "0,2,5-7"), DIVISOR divides every value (pixel intensities 0..16 /16).
+ * not numbers taken as a header (after a UTF-8 byte-order mark, if any);
+ * COLUMNS picks CSV columns in the order given ("0-63", "64", "0,2,5-7",
+ * "3,1"), DIVISOR divides every value (pixel intensities 0..16 /16).
  * Two names stand for data Debian installs, so nothing is downloaded:
  *   @digits    the 1,797 handwritten digits (8x8 pixels, 0..16, and the
  *              label in column 64) that python3-sklearn ships as
@@ -18,6 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -81,24 +83,28 @@ static bool ends_with(const char *s, const char *suf) {
   return a >= b && !strcmp(s + a - b, suf);
 }
 
-/* columns "0-63,70": mark[c] for c < max; false on a bad spec */
-static bool parse_cols(const char *s, bool *mark, int max) {
+/* columns "0-63,70" in the order given (a column may repeat, as numpy's
+   usecols takes them): their number, or -1 on a bad spec */
+static int parse_cols(const char *s, int *pick, int max) {
+  int n = 0;
   while (*s) {
     char *end;
     long a = strtol(s, &end, 10), b = a;
-    if (end == s || a < 0) return false;
+    if (end == s || a < 0) return -1;
     if (*end == '-') {
       const char *q = end + 1;
       b = strtol(q, &end, 10);
-      if (end == q || b < a) return false;
+      if (end == q || b < a) return -1;
     }
-    for (long c = a; c <= b && c < max; c++) mark[c] = true;
-    if (b >= max) return false;
+    for (long c = a; c <= b; c++) {
+      if (n == max) return -1;
+      pick[n++] = (int)c;
+    }
     if (*end == ',') end++;
-    else if (*end) return false;
+    else if (*end) return -1;
     s = end;
   }
-  return true;
+  return n;
 }
 
 static Tensor *read_csv(const char *path, const char *cols, char *err, size_t errlen) {
@@ -106,23 +112,26 @@ static Tensor *read_csv(const char *path, const char *cols, char *err, size_t er
   char *text = slurp(path, &len, err, errlen);
   if (!text) return NULL;
   enum { MAXC = 4096 };
-  bool *mark = NULL;
+  int *pick = NULL, npick = 0;
   if (cols) {
-    mark = calloc(MAXC, sizeof *mark);
-    if (!parse_cols(cols, mark, MAXC)) {
-      snprintf(err, errlen, "%s: columns '%s': expected A-B,C,... (below %d)", path, cols, MAXC);
-      free(mark), free(text);
+    pick = malloc(sizeof *pick * MAXC);
+    npick = parse_cols(cols, pick, MAXC);
+    if (npick <= 0) {
+      snprintf(err, errlen, "%s: columns '%s': expected A-B,C,... (at most %d columns)", path, cols, MAXC);
+      free(pick), free(text);
       return NULL;
     }
   }
-  double *vals = NULL;
+  double *vals = NULL, *row = malloc(sizeof(double) * MAXC);
   int64_t nv = 0, capv = 0, rows = 0, width = -1, line = 0;
   char *p = text;
-  while (*p) {
+  if (!strncmp(p, "\xEF\xBB\xBF", 3)) p += 3; /* a UTF-8 byte-order mark (Excel's "CSV UTF-8") */
+  const char *bad = NULL;
+  while (*p && !bad) {
     char *eol = strchr(p, '\n');
     if (eol) *eol = 0;
     line++;
-    int64_t c = 0, kept = 0;
+    int64_t c = 0;
     bool numeric = true;
     for (char *q = p; *q && *q != '\r';) {
       char *end;
@@ -131,15 +140,7 @@ static Tensor *read_csv(const char *path, const char *cols, char *err, size_t er
         numeric = false;
         break;
       }
-      if (!mark || (c < MAXC && mark[c])) {
-        if (nv == capv) {
-          capv = capv ? 2 * capv : 4096;
-          double *nvp = realloc(vals, sizeof(double) * (size_t)capv);
-          if (!nvp) break;
-          vals = nvp;
-        }
-        vals[nv++] = v, kept++;
-      }
+      if (c < MAXC) row[c] = v;
       c++;
       while (*end == ' ' || *end == '\t') end++;
       if (*end == ',') end++;
@@ -149,29 +150,54 @@ static Tensor *read_csv(const char *path, const char *cols, char *err, size_t er
     if (!numeric && rows == 0 && line == 1) { /* a header */
     } else if (!numeric && !blank) {
       snprintf(err, errlen, "%s:%lld: not a row of numbers", path, (long long)line);
-      free(vals), free(mark), free(text);
-      return NULL;
+      bad = err;
     } else if (!blank) {
-      if (width >= 0 && kept != width) {
+      if (width >= 0 && c != width) {
         snprintf(err, errlen, "%s:%lld: %lld values where the rows above have %lld", path, (long long)line,
-                 (long long)kept, (long long)width);
-        free(vals), free(mark), free(text);
-        return NULL;
+                 (long long)c, (long long)width);
+        bad = err;
+      } else if (c > MAXC) {
+        snprintf(err, errlen, "%s:%lld: %lld values, more than the %d columns read", path, (long long)line,
+                 (long long)c, MAXC);
+        bad = err;
       }
-      width = kept, rows++;
+      int64_t k = pick ? npick : c;
+      for (int i = 0; i < npick && !bad; i++)
+        if (pick[i] >= c) {
+          snprintf(err, errlen, "%s:%lld: column %d is picked, but the row has %lld values (columns 0-%lld)", path,
+                   (long long)line, pick[i], (long long)c, (long long)c - 1);
+          bad = err;
+        }
+      if (!bad && nv + k > capv) {
+        while (nv + k > capv) capv = capv ? 2 * capv : 4096;
+        double *nvp = realloc(vals, sizeof(double) * (size_t)capv);
+        if (!nvp) {
+          snprintf(err, errlen, "%s: out of memory", path);
+          bad = err;
+        } else {
+          vals = nvp;
+        }
+      }
+      for (int64_t i = 0; i < k && !bad; i++) vals[nv++] = row[pick ? pick[i] : i];
+      width = c, rows++;
     }
     if (!eol) break;
     p = eol + 1;
   }
-  free(mark), free(text);
-  if (rows == 0 || width <= 0) {
-    snprintf(err, errlen, "%s: no rows of numbers%s", path, cols ? " in those columns" : "");
+  free(pick), free(row), free(text);
+  if (bad) {
     free(vals);
     return NULL;
   }
-  Shape s = {.rank = width == 1 ? 1 : 2, .d = {{rows, NULL}, {width, NULL}}};
-  Tensor *t = tensor_new(&s, EK_REAL);
-  if (t) memcpy(t->data, vals, sizeof(double) * (size_t)(rows * width));
+  int64_t cols_out = cols ? npick : width;
+  if (rows == 0 || cols_out <= 0) {
+    snprintf(err, errlen, "%s: no rows of numbers", path);
+    free(vals);
+    return NULL;
+  }
+  Shape sh = {.rank = cols_out == 1 ? 1 : 2, .d = {{rows, NULL}, {cols_out, NULL}}};
+  Tensor *t = tensor_new(&sh, EK_REAL);
+  if (t) memcpy(t->data, vals, sizeof(double) * (size_t)(rows * cols_out));
   free(vals);
   return t;
 }
@@ -184,8 +210,8 @@ Tensor *train_read_array(const char *spec, char *err, size_t errlen) {
   if (slash && slash[1] && strspn(slash + 1, "0123456789.eE+-") == strlen(slash + 1)) {
     div = strtod(slash + 1, NULL);
     *slash = 0;
-    if (!(div > 0)) {
-      snprintf(err, errlen, "%s: the divisor must be a positive number", spec);
+    if (!(div > 0) || !isfinite(div)) {
+      snprintf(err, errlen, "%s: the divisor must be a positive, finite number", spec);
       return NULL;
     }
   }

@@ -39,6 +39,9 @@ open(d + "/bad.csv", "w").write("1,2,3\n4,5\n")
 npy(d + "/xnan.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[:8]][:-1] + [float("nan")])
 npy(d + "/yhalf.npy", (32,), "d", "<f8", [r[8] + (0.5 if i == 3 else 0) for i, r in enumerate(rows)])
 npy(d + "/y3.npy", (32,), "q", "<i8", [3 if i == 5 else r[8] for i, r in enumerate(rows)])
+open(d + "/t_bom.csv", "w", encoding="utf-8-sig").write("".join(",".join(str(v) for v in r) + "\n" for r in rows))
+npy(d + "/xrev.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[7::-1]])
+open(d + "/ragged.csv", "w").write("".join(",".join(str(v) for v in r + ([1] if i == 3 else [])) + "\n" for i, r in enumerate(rows)))
 open(d + "/low.txt", "w").write("0123 4567 89 " * 20)
 open(d + "/high.txt", "w").write("0123 4567 89 " * 20 + "x")
 PY
@@ -82,6 +85,19 @@ m=$("$bin" train "${small[@]}" --data "x=$tmp/xnan.npy" --data "labels=$tmp/y.np
 echo "$m" | grep -q "holds nan at row 31, element 7: the data must be finite"; check $? "a NaN in the data is refused where it is"
 m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/yhalf.npy" 2>&1)
 echo "$m" | grep -q "holds .* at row 3, element 0: an Index input takes whole numbers"; check $? "a label that is not whole is refused"
+# a CSV saved with a UTF-8 byte-order mark and no header (its first row
+# had been taken for a header and dropped); columns in the order given; a
+# column past the row's end and a ragged row refused also when columns
+# are picked
+got=$(first --data "x=$tmp/t_bom.csv:0-7/16" --data "labels=$tmp/t_bom.csv:8")
+[ -n "$ref" ] && [ "$got" = "$ref" ]; check $? "a CSV behind a byte-order mark reads all its rows ($got)"
+want=$(first --data "x=$tmp/xrev.npy" --data "labels=$tmp/y.npy")
+got=$(first --data "x=$tmp/t.csv:7,6,5,4,3,2,1,0/16" --data "labels=$tmp/t.csv:8")
+[ -n "$want" ] && [ "$got" = "$want" ] && [ "$got" != "$ref" ]; check $? "columns 7,6,...,0 come in that order ($got)"
+m=$("$bin" train "${small[@]}" --data "x=$tmp/t.csv:0-6,9" --data "labels=$tmp/t.csv:8" 2>&1)
+echo "$m" | grep -q "t.csv:2: column 9 is picked, but the row has 9 values (columns 0-8)"; check $? "a column past the row's end is refused"
+m=$("$bin" train "${small[@]}" --data "x=$tmp/ragged.csv:0-7" --data "labels=$tmp/ragged.csv:8" 2>&1)
+echo "$m" | grep -q "ragged.csv:4: 10 values where the rows above have 9"; check $? "a ragged row is refused when columns are picked"
 # a label beyond the classes crossEntropy gathers from: refused when read,
 # not when training happens to draw its row; a corpus byte beyond a
 # byte-level vocabulary narrower than 256 likewise
