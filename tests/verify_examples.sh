@@ -48,6 +48,9 @@ if [ $# -eq 0 ]; then
   done <<'CASES'
 tests/emit/small_products.lean rightAssocProduct N=37,D=8,E=5
 tests/emit/small_products.lean rightAssocProduct N=1000,D=16,E=24
+tests/emit/small_products.lean rowScaledSoftmax M=4,N=40000
+tests/emit/small_products.lean qkNormAttention B=1,H=2,N=300,D=32
+tests/emit/small_products.lean qkNormAttention B=2,H=8,N=2048,D=64
 CASES
   while read -r f e sizes; do
     one "$f $e --grad [$sizes]" --grad "$f" --entry "$e" --size "$sizes"

@@ -212,6 +212,11 @@ static bool exp_law(Fac *f, const Node *arg) {
   bool ok;
   const Node *D = live_atom(f, at, na, OP_AMAX, OP_AMIN, &cd, &ok);
   if (!ok) return false;
+  /* an atom the affine form could not open that reads a live state (the
+     exponent (e·10)·(y − D), a product of two non-constant factors) hides
+     D from the law: refused, so R waits for a pass where D is final */
+  for (int i = 0; i < na; i++)
+    if (at[i].n != D && at[i].c != 0 && !is_state(k, at[i].n) && live(f, at[i].n)) return false;
   if (!D) return true;
   double c = D->op == OP_AMAX ? -cd : cd;
   if (!(c > 0)) return false;

@@ -126,6 +126,9 @@ SMALL = [
     # a product's operand computed in its kernel as a streamed state
     ("tests/emit/small_products.lean", "rightAssocProduct", "N=37,D=8,E=5"),
     ("tests/emit/small_products.lean", "rightAssocProduct", "N=1000,D=16,E=24"),
+    # exponents scaled by a product of positive non-constant factors
+    ("tests/emit/small_products.lean", "rowScaledSoftmax", "M=4,N=40000"),
+    ("tests/emit/small_products.lean", "qkNormAttention", "B=1,H=2,N=300,D=32"),
     ("examples/swiglu_mlp.lean", "swigluMlp", "M=1,D=64,F=96"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)

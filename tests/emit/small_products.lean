@@ -25,3 +25,15 @@ once read that state's tile before the loop that computes it (every output
 0). -/
 def rightAssocProduct (N D E : Nat) (q k : Tensor [N, D]) (v : Tensor [N, E]) : Tensor [N, E] :=
   q ⬝ (kᵀ ⬝ v)
+
+/-! Exponents whose scale is a product of non-constant positive factors:
+the rewrites pull a positive row scale out of the max (amax (c·y) = c·amax y),
+leaving exp((a·b)·(y − amax y)); the stream law once took that exponent for
+one free of the running max and summed without rescaling (wrong answers
+for query-key-normalized attention). -/
+
+def rowScaledSoftmax (M N : Nat) (x : Tensor [M, N]) (r : Tensor [M, 1]) : Tensor [M, N] :=
+  softmax (x * exp r * 10.0)
+
+def qkNormAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (gq gk : Param [D]) : Tensor [B, H, N, D] :=
+  softmax ((rmsnorm q gq ⬝ (rmsnorm k gk)ᵀ) / sqrt D) ⬝ v
