@@ -266,8 +266,14 @@ static bool multiplied(const Users *us, const Node *n, int depth) {
    embedding [V, D] gathered by --depth V is not. */
 static bool stacked(const Users *us, const Node *in, const char *depth) {
   if (!depth || in->shape.rank == 0 || !trimmed_eq(in->shape.d[0].sym, depth) || !us[in->id].n) return false;
-  for (int u = 0; u < us[in->id].n; u++)
-    if (us[in->id].u[u].n->op != OP_SLICE || us[in->id].u[u].n->axis != 0) return false;
+  for (int u = 0; u < us[in->id].n; u++) {
+    const Node *x = us[in->id].u[u].n;
+    if (x->op == OP_SLICE && x->axis == 0) continue;
+    /* one block (L = 1): W[0] of W : [1, D, D] is the reshape to [D, D] */
+    bool drop1 = x->op == OP_RESHAPE && in->shape.d[0].n == 1 && x->shape.rank == in->shape.rank - 1;
+    for (int d = 0; drop1 && d < x->shape.rank; d++) drop1 = x->shape.d[d].n == in->shape.d[d + 1].n;
+    if (!drop1) return false;
+  }
   return true;
 }
 
