@@ -30,8 +30,9 @@ typedef struct Run {
   int64_t width, depth;
   double lr;
   uint64_t seed;
-  double loss;
+  double loss;             /* NaN where it diverged */
   bool done;
+  bool failed;             /* an error stopped it (said on stderr): no loss, not written, retried on resume */
   /* --coord: each forward product's output RMS before the first update and at the last step */
   int nwatch;
   double rms0[SWEEP_WATCH], rms1[SWEEP_WATCH];
@@ -75,6 +76,7 @@ static void acc_log(const TrainLog *l, void *ud) {
 
 /* dry: only set the run up (the data read), 0 when that works. */
 static double one_run(Opts *o, Run *r, bool dry) {
+  r->failed = true; /* until a training ends (an error longjmps past the end) */
   Opts ro = *o; /* its --width and --depth are the derived runs' */
   ro.nsizes = 0;
   for (int i = 0; i < o->nsizes && ro.nsizes < 62; i++) ro.sizes[ro.nsizes++] = o->sizes[i];
@@ -90,7 +92,7 @@ static double one_run(Opts *o, Run *r, bool dry) {
   HpOpts ho;
   Session s;
   session_open(&s);
-  double loss = NAN;
+  volatile double loss = NAN; /* read after a longjmp from an error */
   Graph *g = NULL;
   TrainData data = {0};
   unsigned char *text = NULL;
@@ -99,6 +101,7 @@ static double one_run(Opts *o, Run *r, bool dry) {
   grad_need_loss(g);
   if (!train_load_data(&ro, g, &data, &text)) goto done;
   if (dry) {
+    r->failed = false;
     loss = 0;
     goto done;
   }
@@ -116,8 +119,11 @@ static double one_run(Opts *o, Run *r, bool dry) {
   }
   Acc a = {0, 0, to.steps - (to.steps + 4) / 5};
   char why[200];
-  double last = train_run(g, &pl, &data, &to, acc_log, &a, why, sizeof why);
+  bool diverged;
+  double last = train_run(g, &pl, &data, &to, acc_log, &a, why, sizeof why, &diverged);
   loss = isfinite(last) && a.n ? a.sum / (double)a.n : NAN;
+  if (why[0] && !diverged) fprintf(stderr, "tilesmith: error: %s\n", why); /* a setup error: the run failed */
+  else r->failed = false;
   free(pl.params);
 done:
   free(text);
@@ -417,6 +423,18 @@ static int coord_report(const Opts *o, const Run *runs, int n, const int64_t *wi
   return EXIT_OK;
 }
 
+/* Trainings an error stopped, said last (their errors are above, among
+   the progress lines); true if any. */
+static bool sweep_failures(int nfailed, int ran, const char *csv) {
+  if (!nfailed) return false;
+  fflush(stdout);
+  fprintf(stderr, "tilesmith: error: %d of the %d trainings failed (their errors are above): the results leave them out",
+          nfailed, ran);
+  if (csv) fprintf(stderr, ", %s has no rows for them, and the sweep run again trains them again", csv);
+  fprintf(stderr, "\n");
+  return true;
+}
+
 int cmd_sweep(Opts *o) {
   double wv[SWEEP_MAX], dv[SWEEP_MAX], lrv[SWEEP_MAX];
   int nw = parse_list(o->sweep_widths, wv, SWEEP_MAX, false);
@@ -535,7 +553,7 @@ int cmd_sweep(Opts *o) {
   fflush(stdout);
   /* a pool of child processes, each one training, its loss through a pipe */
   struct { pid_t pid; int fd, run; } slot[SWEEP_MAX];
-  int active = 0, next = 0, finished = resumed;
+  int active = 0, next = 0, finished = resumed, nfailed = 0;
   for (;;) {
     while (active < jobs && active < SWEEP_MAX) {
       while (next < n && runs[next].done) next++;
@@ -571,8 +589,20 @@ int cmd_sweep(Opts *o) {
       for (ssize_t k; have < sizeof got && (k = read(slot[i].fd, (char *)&got + have, sizeof got - have)) > 0;) have += (size_t)k;
       close(slot[i].fd);
       if (have == sizeof got) *r = got;
-      else r->loss = NAN, r->nwatch = 0;
+      else r->loss = NAN, r->nwatch = 0, r->failed = true;
       r->done = true;
+      finished++;
+      char dep[32] = "";
+      if (o->sweep_depths) snprintf(dep, sizeof dep, " depth %lld", (long long)r->depth);
+      if (r->failed) { /* its error is on stderr above; no row, so a resumed sweep trains it again */
+        r->loss = NAN;
+        nfailed++;
+        printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: failed (the error above)\n", finished, n,
+               param_name(r->param), (long long)r->width, dep, r->lr, (unsigned long long)r->seed);
+        fflush(stdout);
+        slot[i] = slot[--active];
+        break;
+      }
       if (o->coord_lr > 0)
         for (int k = 0; k < r->nwatch; k++)
           fprintf(f, "%d,%lld,%lld,%.9g,%llu,%d,%d,%.9g,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
@@ -582,9 +612,6 @@ int cmd_sweep(Opts *o) {
                 (long long)r->width, (long long)r->depth, r->lr, (unsigned long long)r->seed, r->loss,
                 (unsigned long long)key); /* an older sweep's file keeps its columns */
       fflush(f);
-      finished++;
-      char dep[32] = "";
-      if (o->sweep_depths) snprintf(dep, sizeof dep, " depth %lld", (long long)r->depth);
       printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: loss %.5f\n", finished, n, param_name(r->param),
              (long long)r->width, dep, r->lr, (unsigned long long)r->seed, r->loss);
       fflush(stdout);
@@ -596,7 +623,7 @@ int cmd_sweep(Opts *o) {
   if (o->coord_lr > 0) {
     int rc = coord_report(o, runs, n, widths, nw, (int64_t)dv[0]);
     free(runs);
-    return rc;
+    return sweep_failures(nfailed, n - resumed, NULL) ? EXIT_USER : rc;
   }
   printf("\noptimal learning rate (vertex of a parabola in log2 lr over the best point and its neighbours):\n");
   printf("%-8s %8s", "width", "depth");
@@ -645,5 +672,5 @@ int cmd_sweep(Opts *o) {
          o->has_alpha ? o->alpha : 1);
   }
   free(runs);
-  return EXIT_OK;
+  return sweep_failures(nfailed, n - resumed, o->out) ? EXIT_USER : EXIT_OK;
 }

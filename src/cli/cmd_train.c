@@ -254,7 +254,8 @@ int cmd_train(Opts *o) {
          to.warmup ? ", warmup" : "", (long long)to.steps, (unsigned long long)to.seed, to.exec_f64 ? "float64" : "float32");
   Logger lg = {csv, isatty(1), to.steps};
   char why[200];
-  double loss = train_run(g, &pl, &data, &to, on_log, &lg, why, sizeof why);
+  bool diverged;
+  double loss = train_run(g, &pl, &data, &to, on_log, &lg, why, sizeof why, &diverged);
   if (why[0]) {
     fprintf(stderr, "tilesmith: error: %s\n", why);
     goto done;

@@ -183,8 +183,10 @@ static void fill_batch(TrainData *d, Tensor **inputs, int64_t step, const TrainO
 /* ---- the loop ---- */
 
 double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts *o,
-                 void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen) {
+                 void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen,
+                 bool *diverged) {
   why[0] = 0;
+  *diverged = false;
   Grads gr = grad_build(g);
   if (!gr.n || gr.n != plan->n) {
     snprintf(why, whylen, "the entry has no Params to train");
@@ -330,6 +332,7 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
     result = loss;
     if (bad) {
       snprintf(why, whylen, "the loss is %g at step %lld: training diverged", loss, (long long)(step + 1));
+      *diverged = true;
       result = NAN;
       break;
     }

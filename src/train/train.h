@@ -99,9 +99,9 @@ unsigned char *train_read_text(const char *spec, int64_t *len, char *err, size_t
 
 /* Train g (a loss entry) with plan's parametrization; each logged step is
    passed to log (with ud).  Returns the final loss (NaN on divergence:
-   training stops) or unwinds through g->ctx on an evaluation error; why
-   is set (and NaN returned) on a setup error (no Params, data that does
-   not fit). */
+   training stops, *diverged set, why says at which step) or unwinds
+   through g->ctx on an evaluation error; why is set (and NaN returned) on
+   a setup error too (no Params, data that does not fit). */
 /* Threads for the elementwise loops and sgemm from here on (a sweep's
    children share the cores). */
 void train_set_threads(int n);
@@ -113,6 +113,7 @@ void train_set_threads(int n);
 void train_profile_print(FILE *f, const TrainProf *p);
 
 double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts *o,
-                 void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen);
+                 void (*log)(const TrainLog *l, void *ud), void *ud, char *why, size_t whylen,
+                 bool *diverged);
 
 #endif

@@ -140,5 +140,15 @@ print("  hidden product RMS, width 128 over 16: standard %.2f, derived %.2f" % (
 sys.exit(0 if sp > 1.4 and 0.7 < de < 1.3 else 1)
 PY
 check $? "coordinate check: the hidden product grows with the width under the standard parametrization only"
+# a training an error stops (width 8 gives the LM D / 16 = 0 heads) is
+# said, left out of the CSV (so a rerun trains it again) and of the
+# results, and the sweep's status says so; it had been recorded as loss 0
+rm -f "$tmp/fail.csv"
+"$bin" sweep examples/transformer_lm.lean --entry transformerLMWidthLoss --size B=2,N=8,V=256,L=1 --width D=16 \
+  --widths 16,8 --lrs 1e-3,1e-2 --text @licenses --steps 2 --jobs 2 --csv "$tmp/fail.csv" > "$tmp/fail.out" 2> "$tmp/fail.err"
+st=$?
+[ $st = 1 ] && grep -q "4 of the 8 trainings failed" "$tmp/fail.err" && [ "$(grep -c failed "$tmp/fail.out")" = 4 ] &&
+  [ "$(grep -c '^[01],16,' "$tmp/fail.csv")" = 4 ] && ! grep -q '^[01],8,' "$tmp/fail.csv"
+check $? "a failed training is said, not written, not a result, and the status is 1 (was loss 0)"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
