@@ -237,6 +237,12 @@ int cmd_train(Opts *o) {
   train_opts(o, &to);
   TrainProf prof = {0};
   if (o->profile) to.prof = &prof;
+  struct stat st;
+  if (o->init_dir && (stat(o->init_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+    fprintf(stderr, "tilesmith: error: --init %s: %s\n", o->init_dir,
+            stat(o->init_dir, &st) != 0 ? "no such directory (it holds PARAM.npy files)" : "not a directory");
+    goto done;
+  }
   if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
     fprintf(stderr, "tilesmith: error: cannot make the directory %s: %s\n", o->save_dir, strerror(errno));
     goto done;

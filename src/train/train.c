@@ -248,11 +248,23 @@ double train_run(Graph *g, const HpPlan *plan, TrainData *data, const TrainOpts 
       if (f) {
         fclose(f);
         Tensor *t = npy_read(path, e, sizeof e);
-        if (!t || shape_numel(&t->shape) != p->n) {
-          snprintf(why, whylen, "%s: %s", path, t ? "not the Param's number of elements" : e);
+        const Shape *want = &gr.param[k]->shape;
+        if (!t || !shape_equal(&t->shape, want)) {
+          char a[128], b[128];
+          if (t)
+            snprintf(e, sizeof e, "the array has shape %s, but '%s' has shape %s", shape_str(&t->shape, a, sizeof a),
+                     gr.param[k]->name, shape_str(want, b, sizeof b));
+          snprintf(why, whylen, "--init %s: %s", path, e);
           tensor_free(t);
           goto out;
         }
+        for (int64_t i = 0; i < p->n; i++)
+          if (!isfinite(t->data[i])) {
+            snprintf(why, whylen, "--init %s: holds %g at element %lld: initial values must be finite", path,
+                     t->data[i], (long long)i);
+            tensor_free(t);
+            goto out;
+          }
         memcpy(p->value->data, t->data, sizeof(double) * (size_t)p->n);
         tensor_free(t);
       }

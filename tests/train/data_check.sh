@@ -42,6 +42,9 @@ npy(d + "/y3.npy", (32,), "q", "<i8", [3 if i == 5 else r[8] for i, r in enumera
 open(d + "/t_bom.csv", "w", encoding="utf-8-sig").write("".join(",".join(str(v) for v in r) + "\n" for r in rows))
 npy(d + "/xrev.npy", (32, 8), "d", "<f8", [v / 16 for r in rows for v in r[7::-1]])
 open(d + "/ragged.csv", "w").write("".join(",".join(str(v) for v in r + ([1] if i == 3 else [])) + "\n" for i, r in enumerate(rows)))
+import os
+os.makedirs(d + "/initT", exist_ok=True)
+npy(d + "/initT/Wout.npy", (3, 16), "d", "<f8", [0.01] * 48)
 open(d + "/low.txt", "w").write("0123 4567 89 " * 20)
 open(d + "/high.txt", "w").write("0123 4567 89 " * 20 + "x")
 PY
@@ -98,6 +101,14 @@ m=$("$bin" train "${small[@]}" --data "x=$tmp/t.csv:0-6,9" --data "labels=$tmp/t
 echo "$m" | grep -q "t.csv:2: column 9 is picked, but the row has 9 values (columns 0-8)"; check $? "a column past the row's end is refused"
 m=$("$bin" train "${small[@]}" --data "x=$tmp/ragged.csv:0-7" --data "labels=$tmp/ragged.csv:8" 2>&1)
 echo "$m" | grep -q "ragged.csv:4: 10 values where the rows above have 9"; check $? "a ragged row is refused when columns are picked"
+# --init: an array of the Param's element count but not its shape (a
+# transposed weight) was read row-major; a directory that is not there was
+# ignored
+m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --init "$tmp/initT" 2>&1)
+echo "$m" | grep -q "initT/Wout.npy: the array has shape \[3, 16\], but 'Wout' has shape \[D=16, C=3\]"
+check $? "an --init array of the wrong shape is refused"
+m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --init "$tmp/nonexistent" 2>&1)
+echo "$m" | grep -q "nonexistent: no such directory"; check $? "an --init directory that is not there is refused"
 # a label beyond the classes crossEntropy gathers from: refused when read,
 # not when training happens to draw its row; a corpus byte beyond a
 # byte-level vocabulary narrower than 256 likewise
