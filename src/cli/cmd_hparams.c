@@ -51,10 +51,22 @@ static void fmt_init(const HpParam *p, char *buf, size_t n) {
   else snprintf(buf, n, "= %g", p->init_value);
 }
 
+/* each width symbol's size over its base (they may grow apart) */
+static double width_mult_of(const HpOpts *ho, int i) {
+  return (double)bound(ho->bind, ho->nbind, ho->width[i].name) / (double)ho->width[i].base;
+}
+
+/* "D × 2" or "D × 2, F × 4" */
+static const char *width_says(const HpOpts *ho, char *buf, size_t len) {
+  size_t at = 0;
+  for (int i = 0; i < ho->nwidth && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%s × %.4g", i ? ", " : "", ho->width[i].name, width_mult_of(ho, i));
+  return buf;
+}
+
 static void print_table(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
-  printf("hparams %s: width %s", o->entry, ho->width[0].name);
-  for (int i = 1; i < ho->nwidth; i++) printf(", %s", ho->width[i].name);
-  printf(" × %.4g of the base", pl->width_mult);
+  char ws[256];
+  printf("hparams %s: width %s of the base", o->entry, width_says(ho, ws, sizeof ws));
   if (ho->depth.name) printf("; depth %s × %.4g", ho->depth.name, pl->depth_mult);
   printf("; %s; %s\n", pl->opt == HP_MUON ? "Muon for hidden matrices, AdamW for the rest" : "AdamW",
          ho->depth.name ? (pl->alpha == 1 ? "CompleteP (α = 1)" : "depth-μP (α = ½)") : "μP");
@@ -107,6 +119,7 @@ static void print_json(const HpPlan *pl, const HpOpts *ho, const Opts *o) {
     json_kstr(&j, "symbol", ho->width[i].name);
     json_kint(&j, "base", ho->width[i].base);
     json_kint(&j, "value", bound(ho->bind, ho->nbind, ho->width[i].name));
+    json_knum(&j, "mult", width_mult_of(ho, i));
     json_end_obj(&j);
   }
   json_end_arr(&j);
@@ -176,7 +189,8 @@ static bool emit_pytorch(const HpPlan *pl, const HpOpts *ho, const Opts *o, cons
     return false;
   }
   fprintf(f, "\"\"\"Parametrization of '%s' (%s) written by `tilesmith hparams`.\n\n", o->entry, o->file);
-  fprintf(f, "Width %s × %.6g of the base", ho->width[0].name, pl->width_mult);
+  char ws[256];
+  fprintf(f, "Width %s of the base", width_says(ho, ws, sizeof ws));
   if (ho->depth.name) fprintf(f, ", depth %s × %.6g", ho->depth.name, pl->depth_mult);
   fprintf(f, "; %s.\n\n", pl->opt == HP_MUON ? "Muon for hidden matrices, AdamW for the rest" : "AdamW");
   fputs("Use on your own model: name its tensors as the Lean program names its Params\n"
@@ -189,7 +203,7 @@ static bool emit_pytorch(const HpPlan *pl, const HpOpts *ho, const Opts *o, cons
         "BRANCH_MULT (x + BRANCH_MULT * f(x)) and each readout's output by its\n"
         "OUTPUT_MULT.  The reasons are in PARAMS[name][\"reason\"].\n\"\"\"\n", f);
   fputs("import torch\n\n", f);
-  fprintf(f, "WIDTH_MULT = %.17g\nDEPTH_MULT = %.17g\nALPHA = %.17g\nBRANCH_MULT = %.17g\n\n", pl->width_mult,
+  fprintf(f, "WIDTH_MULT = %.17g  # the first width symbol's\nDEPTH_MULT = %.17g\nALPHA = %.17g\nBRANCH_MULT = %.17g\n\n", pl->width_mult,
           pl->depth_mult, pl->alpha, pl->branch_mult);
   fputs("PARAMS = {\n", f);
   for (int i = 0; i < pl->n; i++) {

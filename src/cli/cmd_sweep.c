@@ -75,16 +75,29 @@ static void acc_log(const TrainLog *l, void *ud) {
 }
 
 /* dry: only set the run up (the data read), 0 when that works. */
+/* --width D=8,F=12: the swept symbol D (base 8) and the others, each
+   scaled with it (F = 12·w/8 at width w), so that the whole model grows */
+static struct { char sym[64]; int64_t base; } also[8];
+static int nalso;
+static int64_t wbase;
+static char wnames[256]; /* "D,F": the symbols without bases (--param sp with Muon) */
+
 static double one_run(Opts *o, Run *r, bool dry) {
   r->failed = true; /* until a training ends (an error longjmps past the end) */
   Opts ro = *o; /* its --width and --depth are the derived runs' */
   ro.nsizes = 0;
-  for (int i = 0; i < o->nsizes && ro.nsizes < 62; i++) ro.sizes[ro.nsizes++] = o->sizes[i];
+  for (int i = 0; i < o->nsizes && ro.nsizes < 62; i++) {
+    bool swept = !strcmp(o->sizes[i].name, o->sweep_width);
+    for (int k = 0; k < nalso; k++) swept |= !strcmp(o->sizes[i].name, also[k].sym);
+    if (!swept) ro.sizes[ro.nsizes++] = o->sizes[i]; /* the sweep sets the width symbols */
+  }
   ro.sizes[ro.nsizes++] = (SizeArg){o->sweep_width, r->width, false};
+  for (int i = 0; i < nalso && ro.nsizes < 63; i++)
+    ro.sizes[ro.nsizes++] = (SizeArg){also[i].sym, also[i].base * r->width / wbase, false};
   if (o->sweep_depth) ro.sizes[ro.nsizes++] = (SizeArg){o->sweep_depth, r->depth, false};
   ro.param_derived = r->param == 1;
   if (!ro.param_derived) {
-    ro.width_spec = o->optimizer && !strcmp(o->optimizer, "muon") ? o->sweep_width : NULL;
+    ro.width_spec = o->optimizer && !strcmp(o->optimizer, "muon") ? wnames : NULL;
     ro.depth_spec = NULL;
   }
   ro.lr = r->lr;
@@ -452,6 +465,26 @@ int cmd_sweep(Opts *o) {
   static char wsym[64], dsym[64];
   snprintf(wsym, sizeof wsym, "%.*s", (int)strcspn(o->width_spec, "=,"), o->width_spec);
   o->sweep_width = wsym;
+  wbase = strtoll(o->width_spec + strlen(wsym) + 1, NULL, 10);
+  snprintf(wnames, sizeof wnames, "%s", wsym);
+  nalso = 0;
+  for (const char *c = strchr(o->width_spec, ','); c; c = strchr(c + 1, ',')) {
+    size_t len = strcspn(c + 1, "=,");
+    if (nalso == 8) return usage_error("--width: at most 9 symbols");
+    snprintf(also[nalso].sym, sizeof also[nalso].sym, "%.*s", (int)len, c + 1);
+    if (c[1 + len] != '=')
+      return usage_error("--width %s: give %s's base too (%s=N): a sweep scales it with %s", o->width_spec,
+                         also[nalso].sym, also[nalso].sym, wsym);
+    also[nalso].base = strtoll(c + 2 + len, NULL, 10);
+    size_t at = strlen(wnames);
+    snprintf(wnames + at, sizeof wnames - at, ",%s", also[nalso].sym);
+    for (int w = 0; w < nw; w++)
+      if (wbase <= 0 || also[nalso].base <= 0 || (also[nalso].base * (int64_t)wv[w]) % wbase)
+        return usage_error("--width %s: at width %lld, %s = %lld·%lld/%lld is not a whole size", o->width_spec,
+                           (long long)wv[w], also[nalso].sym, (long long)also[nalso].base, (long long)wv[w],
+                           (long long)wbase);
+    nalso++;
+  }
   if (o->depth_spec) {
     snprintf(dsym, sizeof dsym, "%.*s", (int)strcspn(o->depth_spec, "=,"), o->depth_spec);
     o->sweep_depth = dsym;

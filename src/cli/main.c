@@ -548,6 +548,8 @@ static void print_cmd_help(const Command *c) {
            "  --emit-pytorch OUT.py a module with init_() and param_groups() for PyTorch\n");
   if (c->run == cmd_sweep)
     printf("  --width D=BASE        the width symbol and the derived parametrization's base\n"
+           "                        (more symbols after commas grow with it: D=64,F=256 trains\n"
+           "                        F = 256·w/64 at width w)\n"
            "  --widths 64,128,...   the widths trained\n"
            "  --depth L=BASE, --depths 2,4,...  the depth symbol, its base and the depths trained\n"
            "  --lrs LO:HI:N         N learning rates log-spaced from LO to HI (or a list)\n"

@@ -150,5 +150,10 @@ st=$?
 [ $st = 1 ] && grep -q "4 of the 8 trainings failed" "$tmp/fail.err" && [ "$(grep -c failed "$tmp/fail.out")" = 4 ] &&
   [ "$(grep -c '^[01],16,' "$tmp/fail.csv")" = 4 ] && ! grep -q '^[01],8,' "$tmp/fail.csv"
 check $? "a failed training is said, not written, not a result, and the status is 1 (was loss 0)"
+# a second width symbol grows with the swept one (F = 12·w/8); one that
+# cannot (13·12/8) is refused
+m2=$("$bin" sweep tests/hparams/models.lean --entry biasBlocks --size B=4,L=2 --width D=8,F=13 --widths 8,12 \
+    --lrs 1e-3,1e-2 --steps 2 --data x=$tmp/bx.npy --csv "$tmp/two2.csv" --jobs 1 2>&1)
+echo "$m2" | grep -q "at width 12, F = 13·12/8 is not a whole size"; check $? "a second width symbol that cannot grow in step is refused"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
