@@ -44,26 +44,39 @@ static void on_watch(int64_t step, int index, double rms, void *ud) {
   if (index < SWEEP_WATCH) (step == 0 ? r->rms0 : r->rms1)[index] = rms;
 }
 
-static int parse_list(const char *s, double *out, int max, bool log_range) {
-  /* "1e-4:1e-1:7" (log-spaced, inclusive) or "64,128,256" */
-  if (log_range && strchr(s, ':')) {
+/* A grid's values: "64,128,256" (sizes: whole, below 2^31) or, for
+   rates, also "1e-4:1e-1:7" (log-spaced, inclusive); their number, or -1
+   with what is wrong said in why. */
+static int parse_list(const char *flag, const char *s, double *out, int max, bool rates, char *why, size_t len) {
+  if (rates && strchr(s, ':')) {
     double a, b;
     int n;
-    if (sscanf(s, "%lf:%lf:%d", &a, &b, &n) != 3 || !(a > 0) || !(b > a) || n < 2 || n > max) return -1;
+    char tail;
+    if (sscanf(s, "%lf:%lf:%d%c", &a, &b, &n, &tail) != 3)
+      return snprintf(why, len, "%s %s: a range is LO:HI:N, such as 1e-4:1e-1:7", flag, s), -1;
+    if (!(a > 0) || !isfinite(b)) return snprintf(why, len, "%s %s: rates are positive numbers", flag, s), -1;
+    if (!(b > a)) return snprintf(why, len, "%s %s: LO must be below HI", flag, s), -1;
+    if (n < 2 || n > max) return snprintf(why, len, "%s %s: N must be 2 to %d", flag, s, max), -1;
     for (int i = 0; i < n; i++) out[i] = exp2(log2(a) + (log2(b) - log2(a)) * i / (n - 1));
     return n;
   }
   int n = 0;
-  const char *p = s;
-  while (*p && n < max) {
+  for (const char *p = s; *p;) {
     char *end;
     double v = strtod(p, &end);
-    if (end == p || !(v > 0)) return -1;
+    int w = (int)strcspn(p, ",");
+    if (end == p || (*end && *end != ',') || !(v > 0) || !isfinite(v))
+      return snprintf(why, len, "%s: '%.*s' is not a positive number", flag, w, p), -1;
+    if (!rates && (v != floor(v) || v >= 2147483648.0))
+      return snprintf(why, len, "%s: '%.*s' is not a whole size below 2^31", flag, w, p), -1;
+    for (int k = 0; k < n; k++)
+      if (out[k] == v) return snprintf(why, len, "%s: %.*s is given twice", flag, w, p), -1;
+    if (n == max) return snprintf(why, len, "%s: more than %d values", flag, max), -1;
     out[n++] = v;
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return -1;
+    p = *end ? end + 1 : end;
   }
-  return n;
+  if (!n) snprintf(why, len, "%s needs values such as %s", flag, rates ? "1e-4,1e-3,1e-2 or a range LO:HI:N" : "64,128,256");
+  return n ? n : -1;
 }
 
 /* The training of one run; its final loss (the mean of the last fifth of
@@ -450,16 +463,21 @@ static bool sweep_failures(int nfailed, int ran, const char *csv) {
 
 int cmd_sweep(Opts *o) {
   double wv[SWEEP_MAX], dv[SWEEP_MAX], lrv[SWEEP_MAX];
-  int nw = parse_list(o->sweep_widths, wv, SWEEP_MAX, false);
-  int nd = o->sweep_depths ? parse_list(o->sweep_depths, dv, SWEEP_MAX, false) : 1;
-  int nl = o->coord_lr > 0 ? 1 : parse_list(o->sweep_lrs ? o->sweep_lrs : "", lrv, SWEEP_MAX, true);
+  char why[200];
+  int nw = parse_list("--widths", o->sweep_widths ? o->sweep_widths : "", wv, SWEEP_MAX, false, why, sizeof why);
+  if (nw < 0) return usage_error("%s", why);
+  int nd = o->sweep_depths ? parse_list("--depths", o->sweep_depths, dv, SWEEP_MAX, false, why, sizeof why) : 1;
+  if (nd < 0) return usage_error("%s", why);
+  int nl = 1;
   if (o->coord_lr > 0) lrv[0] = o->coord_lr;
+  else if ((nl = parse_list("--lrs", o->sweep_lrs ? o->sweep_lrs : "", lrv, SWEEP_MAX, true, why, sizeof why)) < 0)
+    return usage_error("%s", why);
+  else if (nl < 2)
+    return usage_error("--lrs %s: at least two learning rates (the optimum is a parabola through the best and its "
+                       "neighbours)", o->sweep_lrs);
   int bad = train_opts_check(o);
   if (bad != EXIT_OK) return bad;
-  if (nw < 1) return usage_error("--widths needs sizes such as 64,128,256");
   if (o->param_given && o->coord_lr > 0) return usage_error("--coord compares both parametrizations: leave out --param");
-  if (nd < 1) return usage_error("--depths needs sizes such as 2,4,8");
-  if (nl < 2 && !(o->coord_lr > 0)) return usage_error("--lrs needs learning rates such as 1e-4,1e-3,1e-2 or a range LO:HI:N (log-spaced)");
   if (!o->width_spec || !strchr(o->width_spec, '='))
     return usage_error("--width SYM=BASE is required (the base of the derived parametrization)");
   static char wsym[64], dsym[64];
