@@ -80,6 +80,11 @@ bool train_load_data(Opts *o, Graph *g, TrainData *data, unsigned char **text_) 
     }
     int64_t B = in->shape.rank ? in->shape.d[0].n : 1, per = B ? shape_numel(&in->shape) / B : 0;
     int64_t rows = t->shape.rank ? t->shape.d[0].n : 0;
+    if (t->shape.rank && !rows) {
+      fprintf(stderr, "tilesmith: error: --data %s: %s has no rows\n", o->ins[i].name, o->ins[i].path);
+      tensor_free(t);
+      goto fail;
+    }
     if (!in->shape.rank || !rows || shape_numel(&t->shape) != rows * per || (data->narrays && rows != data->nsamples) ||
         data->narrays >= 16) {
       char sh[128], sh2[128];

@@ -4,7 +4,9 @@
  * An array spec is PATH[:COLUMNS][/DIVISOR]: a .npy file (rows along its
  * first dimension), or a CSV of numbers (gzip-compressed when the name
  * ends in .gz; read through zlib), one row per line, a first line that is
- * not numbers taken as a header (after a UTF-8 byte-order mark, if any);
+ * not numbers taken as a header (after a UTF-8 byte-order mark, if any;
+ * fields may be quoted, a line may end in a separator, lines of spaces are
+ * blank);
  * COLUMNS picks CSV columns in the order given ("0-63", "64", "0,2,5-7",
  * "3,1"), DIVISOR divides every value (pixel intensities 0..16 /16).
  * Two names stand for data Debian installs, so nothing is downloaded:
@@ -133,23 +135,32 @@ static Tensor *read_csv(const char *path, const char *cols, char *err, size_t er
     line++;
     int64_t c = 0;
     bool numeric = true;
+    const char *what = NULL; /* the field that is not a number */
     for (char *q = p; *q && *q != '\r';) {
+      while (*q == ' ' || *q == '\t') q++;
+      if (!*q || *q == '\r') break; /* a separator at the end of the line */
+      bool quoted = *q == '"'; /* "0.25": spreadsheet exports quote every field */
       char *end;
-      double v = strtod(q, &end);
-      if (end == q) {
-        numeric = false;
+      double v = strtod(q + quoted, &end);
+      if (end == q + quoted || (quoted && *end++ != '"')) {
+        numeric = false, what = q;
         break;
       }
       if (c < MAXC) row[c] = v;
       c++;
       while (*end == ' ' || *end == '\t') end++;
       if (*end == ',') end++;
+      else if (*end && *end != '\r') {
+        numeric = false, what = q;
+        break;
+      }
       q = end;
     }
-    bool blank = !*p || *p == '\r';
+    bool blank = !p[strspn(p, " \t\r")]; /* empty or only spaces */
     if (!numeric && rows == 0 && line == 1) { /* a header */
     } else if (!numeric && !blank) {
-      snprintf(err, errlen, "%s:%lld: not a row of numbers", path, (long long)line);
+      snprintf(err, errlen, "%s:%lld: field %lld, '%.*s', is not a number", path, (long long)line, (long long)c + 1,
+               (int)strcspn(what, ",\r"), what);
       bad = err;
     } else if (!blank) {
       if (width >= 0 && c != width) {

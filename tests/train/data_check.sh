@@ -45,6 +45,7 @@ open(d + "/ragged.csv", "w").write("".join(",".join(str(v) for v in r + ([1] if 
 import os
 os.makedirs(d + "/initT", exist_ok=True)
 npy(d + "/initT/Wout.npy", (3, 16), "d", "<f8", [0.01] * 48)
+open(d + "/quoted.csv", "w").write("".join(",".join('"%s"' % v for v in r) + ", \n  \n" for r in rows))
 open(d + "/low.txt", "w").write("0123 4567 89 " * 20)
 open(d + "/high.txt", "w").write("0123 4567 89 " * 20 + "x")
 PY
@@ -109,6 +110,10 @@ echo "$m" | grep -q "initT/Wout.npy: the array has shape \[3, 16\], but 'Wout' h
 check $? "an --init array of the wrong shape is refused"
 m=$("$bin" train "${small[@]}" --data "x=$tmp/x.npy" --data "labels=$tmp/y.npy" --init "$tmp/nonexistent" 2>&1)
 echo "$m" | grep -q "nonexistent: no such directory"; check $? "an --init directory that is not there is refused"
+# quoted fields, a separator at a line's end and lines of spaces (what
+# spreadsheets write) read as the plain CSV
+got=$(first --data "x=$tmp/quoted.csv:0-7/16" --data "labels=$tmp/quoted.csv:8")
+[ -n "$ref" ] && [ "$got" = "$ref" ]; check $? "quoted fields, trailing separators and blank-looking lines read ($got)"
 # a label beyond the classes crossEntropy gathers from: refused when read,
 # not when training happens to draw its row; a corpus byte beyond a
 # byte-level vocabulary narrower than 256 likewise
