@@ -168,8 +168,8 @@ static void backward(G *d, Node *n) {
     return;
   case OP_SIGMOID: give(d, a, bin(d, OP_MUL, g, bin(d, OP_MUL, n, bin(d, OP_SUB, K(d, 1), n)))); return;
   case OP_RELU: give(d, a, sel(d, bin(d, OP_GT, a, K(d, 0)), g, K(d, 0))); return;
-  case OP_ABS:
-    give(d, a, sel(d, bin(d, OP_GT, a, K(d, 0)), g, sel(d, bin(d, OP_LT, a, K(d, 0)), un(d, OP_NEG, g), K(d, 0))));
+  case OP_ABS: /* g · sign(a), as PyTorch: at 0 an infinite g gives NaN (0 · ∞), not 0 */
+    give(d, a, bin(d, OP_MUL, g, sel(d, bin(d, OP_GT, a, K(d, 0)), K(d, 1), sel(d, bin(d, OP_LT, a, K(d, 0)), K(d, -1), K(d, 0)))));
     return;
   case OP_ADD:
     give(d, a, g);

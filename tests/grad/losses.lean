@@ -21,3 +21,8 @@ def shapes (M N : Nat) (x : Tensor [M, N]) (i : Index [M, 2]) (p : Param [M, N])
   let g := gather (t * x) i
   let w := select (x > 0) p (amax t)
   sum (sum (s * x) + sum (g * g) + amin w) (dim := 0)
+
+/-- Kinks met by an infinite gradient (checked at a = [0, 1, 4, -0.0]):
+abs' (0) = sign 0 = 0 times ∞ is NaN in PyTorch, and here. -/
+def absKink (a : Param [4]) : Tensor [1, 1] :=
+  reshape (sum (sqrt (abs a)) + sum (log (abs a))) [1, 1]

@@ -80,6 +80,22 @@ def main():
         except subprocess.CalledProcessError as e:
             failed += 1
             print("FAIL %s: %s" % (what, (e.stderr or "").strip()[:500]))
+    # kinks at fixed points: where PyTorch's gradient is NaN or infinite, so is ours
+    a = np.array([0.0, 1.0, 4.0, -0.0])
+    with tempfile.TemporaryDirectory() as d:
+        np.save(os.path.join(d, "a.npy"), a)
+        r = subprocess.run([tool, "grad", "tests/grad/losses.lean", "--entry", "absKink", "--in", "a=" + os.path.join(d, "a.npy"),
+                            "--out", os.path.join(d, "g")], cwd=ROOT, capture_output=True, text=True)
+        ours = np.load(os.path.join(d, "g", "a.npy")) if r.returncode == 0 else None
+    x = torch.tensor(a, requires_grad=True)
+    (torch.sqrt(torch.abs(x)).sum() + torch.log(torch.abs(x)).sum()).backward()
+    ref = x.grad.numpy()
+    if ours is not None and np.array_equal(np.isnan(ours), np.isnan(ref)) and np.allclose(ours[~np.isnan(ref)], ref[~np.isnan(ref)]):
+        passed += 1
+        print("ok   absKink at [0, 1, 4, -0]: %s = autograd's" % ours)
+    else:
+        failed += 1
+        print("FAIL absKink at [0, 1, 4, -0]: ours %s, autograd %s %s" % (ours, ref, r.stderr.strip()[:200]))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
