@@ -103,6 +103,8 @@ typedef struct Found {
   int kind;           /* 0 none, 1 matrix product, 2 gather, 3 elementwise */
   int fan_in, fan_out; /* Param dimensions */
   bool gain;
+  int at_dim[TS_MAX_RANK]; /* matrix product: each Param dimension's dimension in its operand (-1: none) */
+  int oprank;              /* and that operand's rank */
   const Node *through;   /* an elementwise op on the Param itself on the way to its product */
   const Node *nonlinear; /* one of those that is not linear in the Param (tanh W) */
 } Found;
@@ -135,8 +137,9 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
     case OPC_MATMUL: {
       int r = n->shape.rank;
       int din = o == 1 ? r - 2 : r - 1, dout = o == 1 ? r - 1 : r - 2;
-      f->kind = 1, f->at = x, f->fan_in = f->fan_out = -1;
+      f->kind = 1, f->at = x, f->fan_in = f->fan_out = -1, f->oprank = r;
       for (int k = 0; k < rank; k++) {
+        f->at_dim[k] = map[k];
         if (map[k] == din) f->fan_in = k;
         if (map[k] == dout) f->fan_out = k;
       }
@@ -182,6 +185,19 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
       break;
     }
   }
+}
+
+/* Is n's axis summed over next, through elementwise ops only (the heads
+   of a per-head output projection, sum (a ⬝ Wo) (dim := 1))? */
+static bool summed_after(const Users *us, const Node *n, int axis, int depth) {
+  for (int u = 0; u < us[n->id].n && depth < 16; u++) {
+    const Node *x = us[n->id].u[u].n;
+    if (x->op == OP_SUM && x->axis == axis) return true;
+    OpClass c = op_info[x->op].cls;
+    if ((c == OPC_UNARY || c == OPC_BINARY) && x->shape.rank == n->shape.rank && summed_after(us, x, axis, depth + 1))
+      return true;
+  }
+  return false;
 }
 
 /* Walks over the graph with a mark per node (cleared by the caller). */
@@ -317,6 +333,15 @@ static void derive(HpParam *p, const HpPlan *pl, const HpOpts *o) {
 #define SAY(...) (used += snprintf(w + used, (size_t)used < left ? left - (size_t)used : 0, __VA_ARGS__))
   p->init_value = 0;
   p->output_mult = 1, p->lr_mult = 1, p->wd_mult = 1, p->eps_mult = 1;
+  if (p->grown_dim >= 0) {
+    const Dim *hd = &p->param->shape.d[p->grown_dim];
+    char nm[32];
+    if (hd->sym) snprintf(nm, sizeof nm, "%s", hd->sym);
+    else snprintf(nm, sizeof nm, "%lld", (long long)hd->n);
+    SAY("its dimension %s, a batch axis of its product (heads), counts toward its fan-%s (%s); ", nm,
+        p->grown_into ? "in" : "out",
+        p->grown_into ? "the heads are summed after it" : "it grows with the width: the heads are its outputs");
+  }
   switch (p->role) {
   case HP_EMBEDDING:
     p->init_std = 1;
@@ -426,6 +451,7 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
     HpParam *p = &pl.params[pl.n++];
     p->param = in;
     p->depth_dim = -1;
+    p->grown_dim = -1;
     int rank = in->shape.rank, map[TS_MAX_RANK];
     for (int k = 0; k < rank; k++) map[k] = k;
     if (stacked(us, in, o->depth.name)) p->depth_dim = 0;
@@ -444,6 +470,23 @@ HpPlan hp_derive(const Graph *g, const HpOpts *o) {
       bool wide = d >= 0 && width_dim(o, &in->shape.d[d]);
       if (s) p->fan_out = now, p->fan_out_base = was, p->fan_out_width = wide;
       else p->fan_in = now, p->fan_in_base = was, p->fan_in_width = wide;
+    }
+    /* a dimension that grows with the width on a batch axis of the product
+       (heads: Wq : [H, D, 8] with H growing) is part of the matrix the
+       heads make together: of its fan-in when the product's result is
+       summed over it next (Wo : [H, 8, D], summed over heads), else of its
+       fan-out (the heads' outputs) */
+    for (int k = 0; f.kind == 1 && k < rank && p->fan_in_dim >= 0 && p->fan_out_dim >= 0; k++) {
+      if (k == p->fan_in_dim || k == p->fan_out_dim || k == p->depth_dim || f.at_dim[k] < 0) continue;
+      bool wide = width_dim(o, &in->shape.d[k]);
+      bool into = summed_after(us, f.at, f.at_dim[k] + f.at->shape.rank - f.oprank, 0);
+      if (!wide && !into) continue; /* fixed heads, each its own output: a batch */
+      int64_t now = in->shape.d[k].n, was = now;
+      if (in->shape.d[k].sym && !dim_value_at(&in->shape.d[k], base, o->nbind, &was)) was = now;
+      /* summed heads add their terms' variances: part of the fan-in even at a fixed count */
+      if (into) p->fan_in *= now, p->fan_in_base *= was, p->fan_in_width |= wide;
+      else p->fan_out *= now, p->fan_out_base *= was, p->fan_out_width = true;
+      p->grown_dim = k, p->grown_into = into;
     }
     if (f.kind == 1) { /* between two products: the other operand computed by one, the result read by one */
       char *seen = calloc((size_t)g->nnodes + 1, 1);

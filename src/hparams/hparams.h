@@ -51,6 +51,9 @@ typedef struct HpParam {
   bool branch_last;          /* in the repeated block, its product reaches the residual add through
                                 positively homogeneous ops only (reshape, permute, relu, a gain): scaling it
                                 by branch_mult scales the block's update (how a trainer applies it) */
+  int grown_dim;             /* a Param dimension on a batch axis of its product that grows with the width
+                                (heads), counted into the fan-in (grown_into: summed after) or fan-out; -1 */
+  bool grown_into;
   const Node *nonlinear;     /* an op on its values before its product that is not linear in them
                                 (tanh W): no multiplier of its values is one of the product's output */
   const Node *use;           /* the node that decided the role (its source position) */

@@ -57,3 +57,14 @@ def scaledMatrices (B I D C : Nat) (x : Tensor [B, I]) (Win : Param [I, D]) (W :
   h ⬝ tanh Wout
 
 def scaled_matrices := scaledMatrices 4 6 16 3
+
+/-- Attention with an explicit head axis: per-head weights Wq : [H, D, 8]
+(the heads are the product's outputs) and Wo : [H, 8, D] (summed over the
+heads after it), so H is part of Wq's fan-out and of Wo's fan-in. -/
+def headAxis (B N D H : Nat) (x : Tensor [B, N, D]) (Wq Wk Wv : Param [H, D, 8]) (Wo : Param [H, 8, D]) :
+    Tensor [B, N, D] :=
+  let xs := reshape x [B, 1, N, D]
+  let a := softmax (((xs ⬝ Wq) ⬝ (xs ⬝ Wk)ᵀ) / sqrt 8) ⬝ (xs ⬝ Wv)
+  x + reshape (sum (a ⬝ Wo) (dim := 1)) [B, N, D]
+
+def head_axis := headAxis 2 4 32 4
