@@ -228,10 +228,13 @@ static bool fold2(Op op, double a, double b, double *r) {
   }
 }
 
-static EgSign sign_rule(EGraph *eg, const ENode *e, const EgFacts *const *k) {
-  switch (e->op) {
+/* The sign of an op's value from its operands' facts (k), its constant
+   (value), reduction axis and whether its two operands are one value (x·x):
+   the e-graph's class analysis and node_sign (graphs) both ask it. */
+EgSign eg_sign_rule(Op op, double value, int axis, bool same_kids, int nin, const EgFacts *const *k) {
+  switch (op) {
   case OP_INPUT: return SIGN_ANY;
-  case OP_CONST: return sign_of_value(e->at.value);
+  case OP_CONST: return sign_of_value(value);
   case OP_IOTA: return SIGN_NONNEG;
   case OP_EXP:
   case OP_SIGMOID: return SIGN_POS;
@@ -248,7 +251,7 @@ static EgSign sign_rule(EGraph *eg, const ENode *e, const EgFacts *const *k) {
     if (sign_min(k[0]->sign, k[1]->sign) >= SIGN_NONNEG) return sign_max(k[0]->sign, k[1]->sign);
     return SIGN_ANY;
   case OP_MUL:
-    if (eg_find(eg, e->kids[0]) == eg_find(eg, e->kids[1])) return sign_max(SIGN_NONNEG, k[0]->sign);
+    if (same_kids) return sign_max(SIGN_NONNEG, k[0]->sign);
     return sign_min(k[0]->sign, k[1]->sign);
   case OP_DIV: return k[1]->sign == SIGN_POS ? k[0]->sign : SIGN_ANY;
   case OP_IDIV: return k[0]->sign >= SIGN_NONNEG && k[1]->sign == SIGN_POS ? SIGN_NONNEG : SIGN_ANY;
@@ -263,7 +266,7 @@ static EgSign sign_rule(EGraph *eg, const ENode *e, const EgFacts *const *k) {
   case OP_EQ:
   case OP_NE: return SIGN_NONNEG;
   case OP_SELECT: return sign_min(k[1]->sign, k[2]->sign);
-  case OP_SUM: return k[0]->shape.d[e->at.axis].n > 0 ? k[0]->sign : sign_min(k[0]->sign, SIGN_NONNEG);
+  case OP_SUM: return k[0]->shape.d[axis].n > 0 ? k[0]->sign : sign_min(k[0]->sign, SIGN_NONNEG);
   case OP_AMAX:
   case OP_AMIN: return k[0]->sign;
   case OP_MATMUL: {
@@ -276,13 +279,33 @@ static EgSign sign_rule(EGraph *eg, const ENode *e, const EgFacts *const *k) {
   case OP_SLICE: return k[0]->sign;
   case OP_CONCAT: {
     EgSign s = SIGN_POS;
-    for (int i = 0; i < e->nin; i++) s = sign_min(s, k[i]->sign);
+    for (int i = 0; i < nin; i++) s = sign_min(s, k[i]->sign);
     return s;
   }
   case OP_GATHER: return k[0]->sign;
   case OP_COUNT: break;
   }
   return SIGN_ANY;
+}
+
+/* The sign fact of a graph node's value by the same rule, from its
+   operands' (memo[id]: -1 unknown yet; sized by the graph's nodes). */
+EgSign node_sign(const Node *n, int8_t *memo, int depth) {
+  if (memo[n->id] >= 0) return (EgSign)memo[n->id];
+  EgSign r = SIGN_ANY;
+  if (n->kind == EK_BOOL) {
+    r = SIGN_NONNEG;
+  } else if (depth < 64 && n->nin <= 8) {
+    EgFacts kf[8];
+    const EgFacts *kp[8];
+    for (int i = 0; i < n->nin; i++) {
+      kf[i] = (EgFacts){.shape = n->in[i]->shape, .kind = n->in[i]->kind, .sign = node_sign(n->in[i], memo, depth + 1)};
+      kp[i] = &kf[i];
+    }
+    r = eg_sign_rule(n->op, n->value, n->axis, n->nin == 2 && n->in[0] == n->in[1], n->nin, kp);
+  }
+  memo[n->id] = (int8_t)r;
+  return r;
 }
 
 /* The constant every element of e's value equals, if the kids' facts tell. */
@@ -323,7 +346,9 @@ static EgFacts make_facts(EGraph *eg, const ENode *e) {
     f.is_const = true;
     f.value = v;
   }
-  f.sign = e->at.kind == EK_BOOL ? SIGN_NONNEG : sign_rule(eg, e, k);
+  f.sign = e->at.kind == EK_BOOL ? SIGN_NONNEG
+         : eg_sign_rule(e->op, e->at.value, e->at.axis, e->nin == 2 && eg_find(eg, e->kids[0]) == eg_find(eg, e->kids[1]),
+                        e->nin, k);
   if (f.is_const) f.sign = sign_max(f.sign, sign_of_value(f.value));
   return f;
 }

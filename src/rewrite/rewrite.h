@@ -40,6 +40,13 @@ typedef struct EgFacts {
   EgSign sign;
 } EgFacts;
 
+/* The sign of an op's value from its operands' facts, its constant (value),
+   reduction axis and whether its two operands are one value: the class
+   analysis's rule, stated once; node_sign applies it to a graph node (memo
+   by node id, -1 for unknown). */
+EgSign eg_sign_rule(Op op, double value, int axis, bool same_kids, int nin, const EgFacts *const *k);
+EgSign node_sign(const Node *n, int8_t *memo, int depth);
+
 /* ---- building and inspecting ---- */
 
 /* The e-graph of g (every node, inputs in order); it owns its memory and

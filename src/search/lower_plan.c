@@ -1127,16 +1127,29 @@ static void update_state(LP *L, int si) {
     /* one rescale tile per (state, c) this iteration */
     int twin = -1;
     for (int j = 0; j < si; j++)
-      if (L->pk->states[j].pass == st->pass && L->pk->states[j].dep == D && L->pk->states[j].law_c == st->law_c) twin = j;
+      if (L->pk->states[j].pass == st->pass && L->pk->states[j].dep == D && L->pk->states[j].law_c == st->law_c &&
+          L->pk->states[j].law_f == st->law_f)
+        twin = j;
     if (twin >= 0) {
       L->rho[si] = L->rho[twin];
     } else {
+      if (st->law_f) ensure_inputs(L, st->law_f, false); /* a row's factor: computed before the loop */
       L->rho[si] = new_tile(L, "rho", SCOPE_FRAGMENT, DT_F32, dax, false);
       set_dom(L, dax);
       SExpr *prev = sx_tile(L->a, L->prev[di], dax[0] >= 0 ? sx_var(L->a, TV_I) : I(L, 0), NULL);
       SExpr *safe = hook(&(Pw){.ud = L}, D, NULL, false);
       SExpr *diff = D->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, prev, safe) : OPX(L, OP_SUB, EK_REAL, safe, prev);
       if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
+      if (st->law_f) {
+        /* a row's factor: positive, but 0 where it underflowed (exp of a
+           very negative value), and 0·(−∞) is NaN; before the first value
+           the state is 0, so its rescale only has to be a number */
+        SExpr *fi[TS_MAX_RANK];
+        member_idx(L, st->law_f, fi);
+        SExpr *none = OPX(L, OP_EQ, EK_BOOL, prev, sx_real(L->a, op_monoid(D->op)->identity));
+        SExpr *args[3] = {none, sx_real(L->a, -INFINITY), OPX(L, OP_MUL, EK_REAL, diff, value_of(L, st->law_f, fi, false))};
+        diff = sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
+      }
       emit_map(L, L->rho[si], dax, NULL, NULL, OPX(L, OP_EXP, EK_REAL, diff, NULL), 0.0);
     }
     int8_t sax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
@@ -1558,6 +1571,11 @@ static bool lower_fused(LP *L) {
       lp_fail(L, "a split stream needs one pass");
       return false;
     }
+    for (int i = 0; i < pk->nstates; i++)
+      if (pk->states[i].law_f) { /* the combine would need the row's factor too */
+        lp_fail(L, "a split stream rescaled by a factor per row");
+        return false;
+      }
     for (int i = 0; i < pk->outs.len; i++)
       if (pk_varies(pk, pk->outs.data[i])) {
         lp_fail(L, "a split stream cannot store per-tile outputs");

@@ -65,6 +65,7 @@ typedef struct PState {
                           true: a sum S of y whose mean it is shifted by (Chan's merge):
                           the operand is (law_c * (y - S/n))^2 */
   double law_c;
+  const Node *law_f;   /* a positive value per row multiplying law_c (exp(law_c·law_f·(y − D))), or NULL */
   /* factors that left the loop: value = state * prod post[i].f ^ post[i].sign */
   int npost;
   struct { const Node *f; int sign; } post[4];

@@ -18,7 +18,9 @@
  *
  *   exp turns a shift into a scale:  exp(c·(y_j − D')) = exp(c·(y_j − D))·
  *     exp(c·(D − D')).  When D = max_j y_j (or min) and R's operand holds
- *     the factor exp(c·(y_j − D)) with c > 0 (the terms never exceed 1, so
+ *     the factor exp(c·(y_j − D)) with c > 0 (a number, or a value per row
+ *     that the sign analysis proves positive: a temperature, a row scale
+ *     pulled out of the max; the terms never exceed 1, so
  *     nothing overflows), R streams with D's running value: each tile's
  *     terms use the current D (−∞ read as 0, so an all-masked prefix adds
  *     zeros), and before a tile is added the state is rescaled by
@@ -55,6 +57,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../rewrite/rewrite.h"
 #include "plan.h"
 
 static bool is_state(const PKernel *k, const Node *n) {
@@ -116,6 +119,7 @@ typedef struct Fac {
   PState *st;      /* the state being placed */
   int pass;        /* the pass tried */
   bool *seen;      /* scratch for reads_pass */
+  int8_t *sign;    /* node_sign's memo (-1: not yet) */
   int nn;
 } Fac;
 
@@ -203,10 +207,21 @@ static bool subtract_affine(Atom *at, int *na, const Node *y, double c, bool app
    forms, so (y − D)/√d, y/√d − D/√d and a y that is itself a scaled
    score all match. */
 static bool exp_law(Fac *f, const Node *arg) {
+  PKernel *k = f->k;
+  /* exp(F·(...)) with F > 0 constant along j and free of live states (a
+     row's own temperature; a row scale the rewrites pulled out of the max:
+     exp(r·(y − amax y)) for r = rsqrt of a norm): the law holds for any
+     c > 0, a value per row as well as a number, so F joins c */
+  const Node *F = NULL;
+  for (int o = 0; o < 2 && arg->op == OP_MUL && arg->in[0] != arg->in[1] && !F; o++) {
+    const Node *x = arg->in[o];
+    if (k->member[x->id] && !pk_varies(k, x) && !live(f, x) && live(f, arg->in[1 - o]) &&
+        node_sign(x, f->sign, 0) == SIGN_POS)
+      F = x, arg = arg->in[1 - o];
+  }
   Atom at[16];
   int na = 0;
   if (!affine(arg, 1.0, at, &na)) return false;
-  PKernel *k = f->k;
   /* the live max/min state in the exponent */
   double cd = 0;
   bool ok;
@@ -230,9 +245,11 @@ static bool exp_law(Fac *f, const Node *arg) {
     if (a->op == OP_CONST) continue;
     if (!k->member[a->id] || pk_varies(k, a) || live(f, a)) return false;
   }
-  if (f->st->dep && f->st->dep != D) return false; /* one law state per reduction */
+  if (F && !D) return false;
+  if (f->st->dep && (f->st->dep != D || f->st->law_f != F)) return false; /* one law state per reduction */
   f->st->dep = D;
   f->st->law_c = c;
+  f->st->law_f = F;
   return true;
 }
 
@@ -325,7 +342,9 @@ bool plan_stream(Plan *p, PKernel *k) {
   k->nmasks = 0;
   if (k->stream < 0) return true;
   bool *seen = arena_alloc(g->ctx->arena, sizeof(bool) * (size_t)nn);
-  Fac f = {.k = k, .seen = seen, .nn = nn};
+  int8_t *sign = arena_alloc(g->ctx->arena, (size_t)nn);
+  memset(sign, -1, (size_t)nn);
+  Fac f = {.k = k, .seen = seen, .sign = sign, .nn = nn};
   for (int i = 0; i < k->members.len; i++) {
     const Node *n = k->members.data[i];
     if (!is_state(k, n)) continue;

@@ -242,6 +242,32 @@ TEST(planted_search_rescale_off_caught_by_ramp) {
   arena_free(e.a);
 }
 
+/* A row's own positive factor in the exponent (exp(F·(y − max y)) with F
+   = exp r · 10, the form the rewrites leave when a positive row scale is
+   pulled out of the max): the rescale must carry F, exp(F·(prev − new)).
+   Without it the running sum is rescaled as if F were 1. */
+static const char *row_scaled_src = "def f (M N : Nat) (x : Tensor [M, N]) (r : Tensor [M, 1]) : Tensor [M, N] :=\n"
+                                    "  softmax (x * exp r * 10.0)\n";
+
+TEST(planted_search_row_factor_dropped) {
+  PEnv e;
+  Kernel *fused;
+  SizeArg sizes[2] = {{"M", 4, false}, {"N", 40000, false}};
+  Stmt *loop = fused_loop(&e, row_scaled_src, sizes, 2, &fused);
+  REQUIRE(loop);
+  VerifyResult res;
+  CHECK(trial(&e, VIN_RAMP, 3, &res));
+  SExpr **x = rescale_exponent(loop);
+  REQUIRE(x);
+  /* exp(select(prev = −∞, −∞, (prev − new) · F)): keep prev − new alone */
+  REQUIRE((*x)->kind == SX_OP && (*x)->op == OP_SELECT && (*x)->a[2]->kind == SX_OP && (*x)->a[2]->op == OP_MUL);
+  (*x)->a[2] = (*x)->a[2]->a[0];
+  bool ok = trial(&e, VIN_RAMP, 3, &res);
+  CHECK(!ok && names(&res, fused));
+  if (ok || getenv("VERIFY_SHOW")) fprintf(stderr, "  row factor dropped, ramp: %s\n", ok ? "passed" : res.msg);
+  arena_free(e.a);
+}
+
 TEST(planted_search_causal_mask) {
   for (int bug = -1; bug < 2; bug++) {
     PEnv e;
