@@ -110,7 +110,14 @@ static const char *py_reserved[] = {
     "float", "int", "len", "range", "min", "max", "abs", "pow", "sum", "print", "sys", "dev", "ft", "libdevice", "INF",
     "NAN", "out_idx", "statistics", "tensors", "args", "ref", "res", "compare", "bench", "random_inputs", "RTOL",
     "ATOL", "gen", "PRIM_FUNCS", "TRITON_KERNELS", "TARGET", "_COMPILED", "compiled_kernel", "main", "run",
-    "reference", "torch", "triton", "tl", "T", "tilelang", "compile_only", "register", "i", "j", "k", "bx", "by", "bz", "_zero", "_mask"};
+    "reference", "torch", "triton", "tl", "T", "tilelang", "compile_only", "register", "i", "j", "k", "bx", "by", "bz", "_zero", "_mask",
+    /* a Triton kernel's launch takes these as keywords beside its parameters
+       (JITFunction.run's grid and warmup, the CUDA backend's options) */
+    "grid", "warmup", "num_warps", "num_ctas", "num_stages", "warp_size", "maxnreg", "ptx_version", "ptx_options",
+    "ir_override", "enable_fp_fusion", "enable_reflect_ftz", "launch_cooperative_grid", "launch_pdl",
+    "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes", "default_dot_input_precision",
+    "allowed_dot_input_precisions", "max_num_imprecise_acc_default", "extern_libs", "debug", "backend_name",
+    "sanitize_overflow", "arch", "instrumentation_mode"};
 
 /* s is prefix followed by one or more digits only? */
 static bool prefix_digits(const char *s, const char *prefix) {

@@ -20,3 +20,8 @@ def referenceNames (v0 : Tensor [4, 8]) (v1 : Tensor [4, 8]) : Tensor [4, 8] :=
 every result to float32, rounding 3·2⁴⁰ + 1). -/
 def shiftedIds (t : Index [4, 8]) : Index [4, 8] :=
   t * 3 + 1
+
+/-- Parameters named like a Triton launch's keywords: the kernel once took
+them as its own parameters, and the launch passed num_warps twice. -/
+def launchNames (num_warps : Tensor [4, 8]) (num_stages : Tensor [4, 8]) (grid : Tensor [4, 8]) : Tensor [4, 8] :=
+  num_warps * 2 + num_stages - grid

@@ -134,6 +134,7 @@ SMALL = [
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
     ("tests/emit/awkward_names.lean", "referenceNames", ""),
+    ("tests/emit/awkward_names.lean", "launchNames", ""),
 ]
 
 # modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own
