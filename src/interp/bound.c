@@ -45,8 +45,8 @@
  *                whose index could be wrong has an infinite bound.
  * Limits.  First order: an op's rounding is charged relative to the exact
  * value, u*|v|, not to the computed one (|v| + e), and products of two
- * roundings are dropped; underflow is not modelled (verify adds the
- * smallest subnormal).  Worst case: n*u per sum where random rounding
+ * roundings are dropped; underflow is modelled as an absolute η, half
+ * the subnormal spacing, per rounding and per accumulated term.  Worst case: n*u per sum where random rounding
  * errors grow like sqrt(n)*u.  No correlation: x - x is charged 2*e_x
  * though it is exactly 0, so where a kernel subtracts a value from a max
  * that equals it (softmax of logits of 1e8: S_ij - max_j S_ij) the bound
@@ -151,14 +151,25 @@ static Eb settle(double v, Eb b) {
 /* Add the rounding of a result v whose computed value is within b before it
    is rounded with unit roundoff u: u*|v|, but nothing when the computed
    value is v itself (e = 0) and v fits in the significand u stands for. */
+/* The smallest normal number of the type whose unit roundoff is u: float16
+   (u = 2^-11) has float16's range, every other type here float32's
+   (float32, bfloat16 and their accumulators). */
+static double smallest_normal(double u) { return u == 0x1p-11 ? 0x1p-14 : 0x1p-126; }
+
+/* What one rounding may add near zero beyond u·|v|: half the spacing of the
+   subnormals, u times the smallest normal (Higham's model with underflow,
+   fl(x op y) = (x op y)(1 + δ) + η); later ops amplify it like any error. */
+static double underflow(double u) { return u * smallest_normal(u); }
+
 static Eb rounded(double u, double v, Eb b) {
   if (!isfinite(v)) return at_nonfinite(v, b.e == 0);
-  if (u > 0 && v != 0) {
+  if (u > 0) {
     int ex;
-    double s = ldexp(frexp(v, &ex), -ilogb(u)); /* the significand scaled to an integer if it fits */
+    double s = v != 0 ? ldexp(frexp(v, &ex), -ilogb(u)) : 0; /* the significand scaled to an integer if it fits */
     if (b.e != 0 || s != floor(s)) {
-      b.e += u * fabs(v);
-      b.r += -log1p(-u);
+      b.e += u * fabs(v) + underflow(u);
+      /* relative only where the result is normal: a subnormal one has fewer bits */
+      b.r = fabs(v) >= smallest_normal(u) ? b.r - log1p(-u) : INFINITY;
     }
   }
   return settle(v, b);
@@ -274,10 +285,18 @@ static Eb p_binary(Op op, double a, double b, double ea, double eb, double ra, d
   switch (op) {
   case OP_ADD: return (Eb){ea + eb, same_sign(a, b) ? rsum : INFINITY};
   case OP_SUB: return (Eb){ea + eb, same_sign(a, -b) ? rsum : INFINITY};
-  case OP_MUL: return (Eb){fabs(b) * ea + fabs(a) * eb + ea * eb, ra + rb};
+  /* and where one operand has only an absolute bound (a value that may
+     have underflowed: its relative bound is gone) and the other a relative
+     one: a~b~ - ab = (a~ - a) b~ + a (b~ - b) with |b~| <= |b| e^rb */
+  case OP_MUL: {
+    double mixed = fmin(ea * fabs(b) * exp(rb) + fabs(a * b) * expm1(rb), eb * fabs(a) * exp(ra) + fabs(a * b) * expm1(ra));
+    return (Eb){fmin(fabs(b) * ea + fabs(a) * eb + ea * eb, isnan(mixed) ? INFINITY : mixed), ra + rb};
+  }
   case OP_DIV: {
     double ab = fabs(b);
-    return (Eb){!(eb < ab) ? INFINITY : (ab * ea + fabs(a) * eb) / (ab * (ab - eb)), ra + rb};
+    double mixed = ab > 0 ? ea * exp(rb) / ab + fabs(a / b) * expm1(rb) : INFINITY;
+    return (Eb){fmin(!(eb < ab) ? INFINITY : (ab * ea + fabs(a) * eb) / (ab * (ab - eb)), isnan(mixed) ? INFINITY : mixed),
+                ra + rb};
   }
   case OP_POW: return p_pow(a, b, ea, eb, ra, v);
   case OP_IDIV: { /* of exact integers, exact; of anything else, unbounded (a quotient can jump) */
@@ -409,24 +428,35 @@ static void bound_reduce(const Node *n, const Ops *o, const Tensor *V, Tensor *E
   int64_t len = A->shape.d[ax].n, outer = dims_prod(&A->shape, 0, ax), inner = dims_prod(&A->shape, ax + 1, A->shape.rank);
   for (int64_t oo = 0; oo < outer; oo++)
     for (int64_t i = 0; i < inner; i++) {
-      double se = 0, sa = 0, emax = 0, rmax = 0;
+      double se = 0, sa = 0, emax = 0, rmax = 0, rfin = 0, eunder = 0;
       bool finite = true, pos = true, neg = true;
       for (int64_t k = 0; k < len; k++) {
         int64_t at = (oo * len + k) * inner + i;
-        double t = A->data[at], et = o->e[0]->data[at];
+        double t = A->data[at], et = o->e[0]->data[at], rt = o->r[0]->data[at];
         finite &= isfinite(et) != 0;
         pos &= t >= 0;
         neg &= t <= 0;
         se += et;
         sa += isfinite(t) ? fabs(t) : 0;
         emax = fmax(emax, et);
-        rmax = fmax(rmax, o->r[0]->data[at]);
+        rmax = fmax(rmax, rt);
+        /* terms with only an absolute bound (they may have underflowed)
+           join the relative bound of the rest as their share of the sum */
+        if (isfinite(rt)) rfin = fmax(rfin, rt);
+        else eunder += et;
+      }
+      if (n->op == OP_SUM && !isfinite(rmax) && sa > 0 && isfinite(eunder)) {
+        /* one sign: the others within [e^-r, e^r] of their sum, these within
+           eunder of theirs, so Σt~/Σt lies in [e^-r - eunder/Σ|t|, e^r + eunder/Σ|t|] */
+        double lo = exp(-rfin) - eunder / sa;
+        rmax = lo > 0 ? fmax(log(exp(rfin) + eunder / sa), -log(lo)) : INFINITY;
       }
       double v = V->data[oo * inner + i], nu = (double)len * uacc;
       Eb b;
       if (!isfinite(v)) b = at_nonfinite(v, finite);
       else if (n->op == OP_SUM) /* terms of one sign: within their largest relative bound, plus accumulation */
-        b = rounded(u, v, (Eb){se + nu * sa, (pos || neg) && nu < 1 ? rmax - log1p(-nu) : INFINITY});
+        b = rounded(u, v, (Eb){se + nu * sa + (uacc > 0 ? (double)len * underflow(uacc) : 0),
+                               (pos || neg) && nu < 1 ? rmax - log1p(-nu) : INFINITY});
       else b = rounded(u, v, (Eb){emax, pos || neg ? rmax : INFINITY});
       E->data[oo * inner + i] = b.e;
       R->data[oo * inner + i] = b.r;
@@ -462,7 +492,7 @@ static void bound_matmul(Bnd *b, const Node *n, const Tensor *V, Tensor *E, Tens
   Tensor *absA = magnitude(b, 0, n, A, NULL), *absB = magnitude(b, 1, n, B, NULL);
   Tensor *args[2] = {absA, absB};
   Tensor *P = b->tmp[3] = run_op(b, n, args); /* |A||B| */
-  for (int64_t i = 0; i < N; i++) E->data[i] = (double)K * uacc * P->data[i];
+  for (int64_t i = 0; i < N; i++) E->data[i] = (double)K * (uacc * P->data[i] + (uacc > 0 ? underflow(uacc) : 0));
   tensor_free(P);
   b->tmp[3] = NULL;
   if (x == y && ea) {

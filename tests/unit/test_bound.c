@@ -421,6 +421,38 @@ TEST(bound_exp_that_underflows_admits_the_float32_value) {
   benv_free(&e);
 }
 
+/* A value that underflows into float32's subnormals and is then scaled
+   up: exp(a) for a near -95 keeps about 20 of its 24 bits, each rounding
+   off by up to half the subnormal spacing (2^-150), and the product by
+   1e4 turns that into an error far beyond u·|v| of the (normal) result.
+   The bound carries it (it used to charge u·|v| alone: a correct kernel
+   failed verify --grad by 200 subnormal units). */
+TEST(bound_underflow_scaled_back_up) {
+  enum { N = 64 };
+  BEnv e;
+  benv_init(&e);
+  double a[N];
+  spread(a, N, -100, -90, 7);
+  for (int i = 0; i < N; i++) a[i] = f32(a[i]);
+  Node *ia = input(&e, "a", SHAPE(N));
+  Node *r = ir_binary(e.g, OP_MUL, ir_unary(e.g, OP_EXP, ia, P0), ir_const(e.g, 1e4, P0), P0);
+  all_float32(&e);
+  Tensor *t = tensor_with(SHAPE(N), a), *b;
+  Tensor *v = bounded(&e, r, &t, NULL, &b);
+  REQUIRE(v);
+  double got[N];
+  int beyond = 0;
+  for (int i = 0; i < N; i++) {
+    got[i] = f32(f32(exp(a[i])) * f32(1e4));
+    beyond += fabs(got[i] - v->data[i]) > 4 * 0x1p-24 * fabs(v->data[i]); /* what u·|v| alone admits */
+  }
+  CHECK(beyond > 0); /* the case is one where underflow matters */
+  check_bound("exp(a) * 1e4", got, v, b, 0);
+  Tensor *all[] = {v, b, t};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
+  benv_free(&e);
+}
+
 TEST(bound_exact_infinities_stay_exact) {
   /* a causal-style mask: m = select(x > 0, x 0.1, -inf), then the softmax
      steps: the masked elements are -inf with bound 0 (certain), so
