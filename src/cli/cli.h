@@ -98,6 +98,8 @@ typedef struct TunedRec {
 uint64_t tune_key(const Graph *g, DType dt, const Gpu *gpu);
 /* The last record of key in the file at path: 1 found, 0 none (or no file), -1 unreadable. */
 int tuned_lookup(const char *path, uint64_t key, TunedRec *out);
+/* A file --tuned names: readable, its lines comments or records (else why). */
+bool tuned_file_ok(const char *path, char *why, size_t len);
 /* --tuned, else $TILESMITH_TUNED, else NULL. */
 const char *tuned_path(const Opts *o);
 

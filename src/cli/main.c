@@ -730,6 +730,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->out = v;
     } else if (compiles(cur_cmd) && cur_cmd->run != cmd_tune && ((v = opt_value(argc, argv, &i, "--tuned", &m)) || m)) {
       if (!v) return usage_error("--tuned needs a file of tuned schedules (tilesmith tune)");
+      char why[512];
+      if (!tuned_file_ok(v, why, sizeof why)) return usage_error("%s", why);
       o->tuned = v;
     } else if (cur_cmd->run == cmd_tune && ((v = opt_value(argc, argv, &i, "--top", &m)) || m)) {
       uint64_t t;

@@ -17,6 +17,7 @@
  * machine without the GPU uses records made on one by copying it.
  */
 #include <errno.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -81,6 +82,27 @@ int tuned_lookup(const char *path, uint64_t key, TunedRec *out) {
   }
   fclose(f);
   return found;
+}
+
+bool tuned_file_ok(const char *path, char *why, size_t len) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(why, len, "--tuned %s: %s", path, strerror(errno));
+    return false;
+  }
+  char line[2048];
+  int ln = 0;
+  bool ok = true;
+  while (ok && fgets(line, sizeof line, f)) {
+    ln++;
+    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
+    ok = strspn(line, "0123456789abcdef") == 16 && line[16] == '\t';
+    if (!ok)
+      snprintf(why, len, "--tuned %s:%d: not a record of tuned schedules (KEY<TAB>ENTRY<TAB>..., as `tilesmith tune` and "
+                         "tools/tune.py write them)", path, ln);
+  }
+  fclose(f);
+  return ok;
 }
 
 const char *tuned_path(const Opts *o) {
