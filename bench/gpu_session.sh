@@ -13,11 +13,15 @@
 #        moves, read by Nsight Compute (dram__bytes_read/write.sum, cold L2
 #        per kernel; needs a machine whose runtime lets ncu read counters),
 #        tabled by bench/ncu_bytes.py.
+#   bench/gpu_session.sh race       each module of bench/out_race (made by
+#        bench/prepare_race.sh: kernels TileLang's ThreadSync pass warns of a
+#        race in, and two controls) run once under compute-sanitizer's
+#        racecheck and checked against its reference (carry bench/out_race).
 # Here, before it: bench/prepare.sh ./tilesmith (NAIVE=1 for the launches
 # table) and tools/toolchain/fetch_gpu_wheels.sh (TileLang's wheels in .whl).
 # JSON and logs go to $OUT; docs/BENCHMARKS.md records what they say.
 set -u
-part=${1:?usage: bench/gpu_session.sh harness|launches|bytes}
+part=${1:?usage: bench/gpu_session.sh harness|launches|bytes|race}
 out=${OUT:-/tmp/gpu_session}
 mkdir -p "$out"
 source tools/toolchain/gpu_setup.sh > /dev/null || echo "no TileLang: its modules will fail"
@@ -39,5 +43,12 @@ case "$part" in
     echo "ncu harness: rc $?"; grep -E "==PROF==|==ERROR==|cases," "$out/bytes.log" | tail -8
     ncu --import "$out/bytes.ncu-rep" --csv --page raw --print-units base > "$out/ncu.csv" 2> "$out/ncu_import.err"
     python3 bench/ncu_bytes.py "$out/ncu.csv" "$out/bytes.json" | tee "$out/bytes.md" ;;
+  race)
+    command -v compute-sanitizer > /dev/null || { echo "no compute-sanitizer here"; exit 1; }
+    for m in bench/out_race/*.py; do
+      timeout 280 compute-sanitizer --tool racecheck --racecheck-report hazard --print-limit 20 \
+        python3 bench/race_one.py "$m" > "$out/race_$(basename "$m" .py).log" 2>&1
+      echo "$(basename "$m"): rc $? $(grep -E "RACECHECK SUMMARY|ok$|MISMATCH" "$out/race_$(basename "$m" .py).log" | tr '\n' ' ')"
+    done ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
 esac
