@@ -207,11 +207,12 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     const Stmt *s = k->body.data[r];
     if ((s->kind != ST_REDUCE && s->kind != ST_MAP) || s->dst->scope != SCOPE_FRAGMENT || s->dst->shape.rank != 1)
       continue;
-    bool have = false;
-    for (int i = 0; i < e->nstaged; i++) have |= e->staged[i] == s->dst;
+    int have = -1;
+    for (int i = 0; i < e->nstaged; i++)
+      if (e->staged[i] == s->dst) have = i;
     Writes w = {s->dst, 0};
     tile_walk(&k->body, count_writes, &w);
-    if (have || w.n != 1 || e->nstaged >= 16) continue;
+    if (w.n != 1 || (have < 0 && e->nstaged >= 16)) continue;
     Emit probe = *e;
     probe.nstaged = 0;
     for (int i = r + 1; i < k->body.len; i++)
@@ -219,7 +220,11 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
       else if (last < 0) stage_reads_stmt(k->body.data[i], 0, &probe);
     bool read = false;
     for (int i = 0; i < probe.nstaged; i++) read |= probe.staged[i] == s->dst;
-    if (read) e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = s->dst;
+    if (!read) continue;
+    /* written once: one copy right after it serves the loop's reads and any
+       after the last loop (a split's row factor, stored with the partials) */
+    if (have >= 0) e->stage_from[have] = e->stage_from[have] < r ? e->stage_from[have] : r;
+    else e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = s->dst;
   }
 }
 

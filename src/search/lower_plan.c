@@ -85,6 +85,7 @@ typedef struct LP {
   TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
   bool nan_ok[PLAN_MAX_STATES]; /* a max/min state whose dropped NaNs reach every output anyway */
   TBuf *part[PLAN_MAX_STATES];  /* split partials of each state (scratch) */
+  TBuf *partf[PLAN_MAX_STATES]; /* ... and of its law's factor per row (law_f), for the combine */
   SExpr *gap_lo[PLAN_MAX_PASSES], *gap_hi[PLAN_MAX_PASSES]; /* tiles of pass p's loop to skip (NULL: none) */
   SExpr *chunk0;        /* a split stream: the first tile of this block's chunk (NULL: none) */
   bool chunk_rel;       /* ... and the loop variable counts from it (even chunks) */
@@ -1293,33 +1294,62 @@ static void assemble(LP *L, Kernel *k, SExpr **lo, SExpr **hi) {
 
 /* ---- split streams ---- */
 
+/* Node n's values at this block's chunk into a new scratch buffer [splits,
+   n's shape...] (float32, named prefix%id_op), over the tile axes of `like`
+   (n's own, or for a row factor its state's): its tile as it is (tile) or
+   its value computed there; NULL after lp_fail. */
+static TBuf *store_partial(LP *L, const char *prefix, const Node *n, const Node *like, bool tile, SExpr *chunk,
+                           int64_t splits) {
+  Shape sh = n->shape;
+  if (sh.rank + 1 > TS_MAX_RANK) {
+    lp_fail(L, "a state of rank 8 cannot be split");
+    return NULL;
+  }
+  memmove(&sh.d[1], &sh.d[0], sizeof(Dim) * (size_t)sh.rank);
+  sh.d[0] = (Dim){splits, NULL};
+  sh.rank++;
+  TBuf *buf = tile_scratch_buf(L->tp, arena_printf(L->a, "%s%d_%s", prefix, n->id, op_info[n->op].name), &sh, DT_F32, NAN);
+  int8_t ax[2] = {L->tax[like->id][0], L->tax[like->id][1]};
+  set_dom(L, ax);
+  Stmt *st = emit(L, ST_STORE);
+  st->global = buf;
+  st->ngidx = sh.rank;
+  st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)sh.rank);
+  st->gidx[0] = chunk;
+  member_idx(L, n, st->gidx + 1);
+  if (tile) {
+    st->value = tile_read(L, n);
+  } else {
+    SExpr *idx[TS_MAX_RANK];
+    member_idx(L, n, idx);
+    st->value = value_of(L, n, idx, false);
+  }
+  st->mask = dom_mask(L, ax);
+  st->ext[0] = L->tile[like->id]->shape.d[0].n;
+  st->ext[1] = L->tile[like->id]->shape.rank == 2 ? L->tile[like->id]->shape.d[1].n : 1;
+  return buf;
+}
+
 /* Each state's raw tile (no post factors) into its scratch partial buffer
-   [splits, state's shape...], float32, at this block's chunk. */
+   [splits, state's shape...], float32, at this block's chunk; and a law's
+   factor per row (exp(F·c·(y − D))): the combine rescales each chunk by
+   exp(F·c·(D_chunk − D)) and cannot compute F, so each chunk stores it too
+   (the same value: the combine reads chunk 0's). */
 static void store_partials(LP *L, SExpr *chunk, int64_t splits) {
   PKernel *pk = L->pk;
-  for (int i = 0; i < pk->nstates; i++) {
+  for (int i = 0; i < pk->nstates && !L->failed; i++) {
     const Node *r = pk->states[i].node;
-    Shape sh = r->shape;
-    if (sh.rank + 1 > TS_MAX_RANK) {
-      lp_fail(L, "a state of rank 8 cannot be split");
-      return;
-    }
-    memmove(&sh.d[1], &sh.d[0], sizeof(Dim) * (size_t)sh.rank);
-    sh.d[0] = (Dim){splits, NULL};
-    sh.rank++;
-    L->part[i] = tile_scratch_buf(L->tp, arena_printf(L->a, "part%d_%s", r->id, op_info[r->op].name), &sh, DT_F32, NAN);
-    int8_t ax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
-    set_dom(L, ax);
-    Stmt *st = emit(L, ST_STORE);
-    st->global = L->part[i];
-    st->ngidx = sh.rank;
-    st->gidx = arena_alloc(L->a, sizeof(SExpr *) * (size_t)sh.rank);
-    st->gidx[0] = chunk;
-    member_idx(L, r, st->gidx + 1);
-    st->value = tile_read(L, r);
-    st->mask = dom_mask(L, ax);
-    st->ext[0] = L->tile[r->id]->shape.d[0].n;
-    st->ext[1] = L->tile[r->id]->shape.rank == 2 ? L->tile[r->id]->shape.d[1].n : 1;
+    L->part[i] = store_partial(L, "part", r, r, true, chunk, splits);
+  }
+  for (int i = 0; i < pk->nstates && !L->failed; i++) {
+    const PState *ps = &pk->states[i];
+    L->partf[i] = NULL;
+    if (!ps->law_f) continue;
+    for (int j = 0; j < i && !L->partf[i]; j++) /* states sharing the factor share its buffer */
+      if (pk->states[j].law_f == ps->law_f) L->partf[i] = L->partf[j];
+    if (L->partf[i]) continue;
+    ensure_inputs(L, ps->law_f, false);
+    L->partf[i] = store_partial(L, "partf", ps->law_f, ps->dep, false, chunk, splits);
   }
 }
 
@@ -1467,6 +1497,15 @@ static bool lower_combine_tiled(LP *L, int64_t splits) {
       L->sub[st->dep->id] = SUB_NONE;
       SExpr *diff = st->dep->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, pd, safe) : OPX(L, OP_SUB, EK_REAL, safe, pd);
       if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
+      if (st->law_f) { /* the row's factor, as chunk 0 stored it; an empty chunk (D_chunk its identity) adds 0 */
+        SExpr *gf[TS_MAX_RANK + 1];
+        gf[0] = I(L, 0);
+        member_idx(L, st->law_f, gf + 1);
+        SExpr *F = sx_load(L->a, L->partf[i], gf, st->law_f->shape.rank + 1);
+        SExpr *none = OPX(L, OP_EQ, EK_BOOL, pd, sx_real(L->a, op_monoid(st->dep->op)->identity));
+        SExpr *args[3] = {none, sx_real(L->a, -INFINITY), OPX(L, OP_MUL, EK_REAL, diff, F)};
+        diff = sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
+      }
       terms[u] = OPX(L, OP_MUL, EK_REAL, part, OPX(L, OP_EXP, EK_REAL, diff, NULL));
     }
     /* one statement per chunk: its loads do not wait on the state's
@@ -1571,11 +1610,7 @@ static bool lower_fused(LP *L) {
       lp_fail(L, "a split stream needs one pass");
       return false;
     }
-    for (int i = 0; i < pk->nstates; i++)
-      if (pk->states[i].law_f) { /* the combine would need the row's factor too */
-        lp_fail(L, "a split stream rescaled by a factor per row");
-        return false;
-      }
+
     for (int i = 0; i < pk->outs.len; i++)
       if (pk_varies(pk, pk->outs.data[i])) {
         lp_fail(L, "a split stream cannot store per-tile outputs");

@@ -268,6 +268,47 @@ TEST(planted_search_row_factor_dropped) {
   arena_free(e.a);
 }
 
+/* In a combine's loop: the merge of a law state whose rescale carries a
+   row's factor, exp(select(D_c = identity, -inf, (D_c - D) * F)): F
+   dropped.  False if there is none. */
+static bool drop_combine_row_factor(Stmt *loop) {
+  for (int i = 0; i < loop->body.len; i++) {
+    Stmt *s = loop->body.data[i];
+    SExpr *v = s->kind == ST_MAP ? s->value : NULL;
+    if (!v || v->kind != SX_OP || v->op != OP_ADD) continue;
+    SExpr *m = v->a[1];
+    if (m->kind != SX_OP || m->op != OP_MUL || m->a[1]->kind != SX_OP || m->a[1]->op != OP_EXP) continue;
+    SExpr *sel = m->a[1]->a[0];
+    if (sel->kind == SX_OP && sel->op == OP_SELECT && sel->a[2]->kind == SX_OP && sel->a[2]->op == OP_MUL) {
+      sel->a[2] = sel->a[2]->a[0];
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The same softmax split across blocks (two rows of 100000): each chunk
+   stores the row's factor beside its partials, and the combine rescales
+   each chunk's sum by exp(F·(D_chunk − D)). */
+TEST(planted_search_row_factor_split) {
+  for (int bug = -1; bug < 1; bug++) {
+    PEnv e;
+    SizeArg sizes[2] = {{"M", 2, false}, {"N", 100000, false}};
+    TileProgram *tp = searched(&e, row_scaled_src, sizes, 2);
+    REQUIRE(tp);
+    Kernel *comb = kernel_of_kind(tp, KERNEL_COMBINE);
+    REQUIRE(comb);
+    Stmt *cloop = stmt_of_kind(&comb->body, ST_LOOP, true);
+    REQUIRE(cloop);
+    if (bug < 0) expect_passes(&e);
+    else {
+      REQUIRE(drop_combine_row_factor(cloop));
+      expect_caught(&e, comb, "combine without the row's factor");
+    }
+    arena_free(e.a);
+  }
+}
+
 TEST(planted_search_causal_mask) {
   for (int bug = -1; bug < 2; bug++) {
     PEnv e;
