@@ -148,3 +148,13 @@ def chunkedAttention (B H N D C : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B
   softmax (select (i / C == j / C) ((q ⬝ kᵀ) / sqrt D) neginf) ⬝ v
 
 def chunked_attention_big := chunkedAttention 2 8 4096 64 512
+
+/-- Query-key-normalized attention (OLMo 2, Gemma 3): rmsnorm on q and k
+before the scores.  The rewrites pull q's positive row scale out of the
+max, so the exponent is exp(r·(s − max s)) with r a value per query row: the
+online softmax must rescale by exp(r·(max_old − max_new)). -/
+def qkNormAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (gq gk : Param [D]) : Tensor [B, H, N, D] :=
+  softmax ((rmsnorm q gq ⬝ (rmsnorm k gk)ᵀ) / sqrt D) ⬝ v
+
+def qk_norm_attention_big := qkNormAttention 2 8 2048 64
+def qk_norm_attention_b1 := qkNormAttention 1 1 4096 64

@@ -254,6 +254,16 @@ static const Case cases[] = {
      "held-out: softmax written out with a temperature"},
     {"tests/search/programs.lean", "prefix_attention_big", ONE_KERNEL_STREAMED, "N", "N", 0,
      "held-out: attention over a key prefix"},
+    /* query-key-normalized attention: the softmax's scale is a value per
+       query row (rsqrt of q's mean square), and still one pass over the keys */
+    {"tests/search/programs.lean", "qk_norm_attention_big", NO_BUFFER, "N", "N", 0,
+     "held-out: qk-norm attention: no N×N buffer"},
+    {"tests/search/programs.lean", "qk_norm_attention_big", KERNELS_AT_MOST, NULL, NULL, 2,
+     "held-out: qk-norm attention: k's normalization, then one kernel over key tiles"},
+    {"tests/search/programs.lean", "qk_norm_attention_b1", SPLIT, NULL, NULL, 0,
+     "held-out: qk-norm attention at batch 1: keys split across blocks + combine (the row factor carried)"},
+    {"tests/search/programs.lean", "qk_norm_attention_b1", NO_BUFFER, "N", "N", 0,
+     "held-out: qk-norm attention at batch 1: no N×N buffer"},
     /* causal: the key loop's bound follows the query block; masking on diagonal tiles only */
     {"examples/causal_attention.lean", "causal_attention_4k", CAUSAL, NULL, NULL, 0,
      "causal: one kernel, key loop bounded by the query block, mask specialized"},
