@@ -8,7 +8,8 @@
  * Each training is `tilesmith train`'s (src/train) in a child process,
  * at most --jobs at a time; a finished one appends its row to the CSV at
  * once, so an interrupted sweep resumes where it stopped (rows already in
- * the CSV are not run again).
+ * the CSV are not run again).  One an error stops writes no row (it runs
+ * again on resume) and makes the sweep's status 1.
  */
 #include <errno.h>
 #include <math.h>
@@ -87,13 +88,14 @@ static void acc_log(const TrainLog *l, void *ud) {
   if (l->step > a->from) a->sum += l->loss, a->n++;
 }
 
-/* dry: only set the run up (the data read), 0 when that works. */
 /* --width D=8,F=12: the swept symbol D (base 8) and the others, each
    scaled with it (F = 12·w/8 at width w), so that the whole model grows */
 static struct { char sym[64]; int64_t base; } also[8];
 static int nalso;
 static int64_t wbase;
 static char wnames[256]; /* "D,F": the symbols without bases (--param sp with Muon) */
+
+/* dry: only set the run up (the data read), 0 when that works. */
 
 static double one_run(Opts *o, Run *r, bool dry) {
   r->failed = true; /* until a training ends (an error longjmps past the end) */
@@ -483,7 +485,10 @@ int cmd_sweep(Opts *o) {
   static char wsym[64], dsym[64];
   snprintf(wsym, sizeof wsym, "%.*s", (int)strcspn(o->width_spec, "=,"), o->width_spec);
   o->sweep_width = wsym;
-  wbase = strtoll(o->width_spec + strlen(wsym) + 1, NULL, 10);
+  char *wend;
+  wbase = strtoll(o->width_spec + strlen(wsym) + 1, &wend, 10);
+  if (wbase <= 0 || (*wend && *wend != ','))
+    return usage_error("--width %s: %s's base must be a positive size (%s=64)", o->width_spec, wsym, wsym);
   snprintf(wnames, sizeof wnames, "%s", wsym);
   nalso = 0;
   for (const char *c = strchr(o->width_spec, ','); c; c = strchr(c + 1, ',')) {
@@ -493,11 +498,14 @@ int cmd_sweep(Opts *o) {
     if (c[1 + len] != '=')
       return usage_error("--width %s: give %s's base too (%s=N): a sweep scales it with %s", o->width_spec,
                          also[nalso].sym, also[nalso].sym, wsym);
-    also[nalso].base = strtoll(c + 2 + len, NULL, 10);
+    char *bend;
+    also[nalso].base = strtoll(c + 2 + len, &bend, 10);
+    if (also[nalso].base <= 0 || (*bend && *bend != ','))
+      return usage_error("--width %s: %s's base must be a positive size", o->width_spec, also[nalso].sym);
     size_t at = strlen(wnames);
     snprintf(wnames + at, sizeof wnames - at, ",%s", also[nalso].sym);
     for (int w = 0; w < nw; w++)
-      if (wbase <= 0 || also[nalso].base <= 0 || (also[nalso].base * (int64_t)wv[w]) % wbase)
+      if ((also[nalso].base * (int64_t)wv[w]) % wbase)
         return usage_error("--width %s: at width %lld, %s = %lld·%lld/%lld is not a whole size", o->width_spec,
                            (long long)wv[w], also[nalso].sym, (long long)also[nalso].base, (long long)wv[w],
                            (long long)wbase);
@@ -646,7 +654,7 @@ int cmd_sweep(Opts *o) {
       char dep[32] = "";
       if (o->sweep_depths) snprintf(dep, sizeof dep, " depth %lld", (long long)r->depth);
       if (r->failed) { /* its error is on stderr above; no row, so a resumed sweep trains it again */
-        r->loss = NAN;
+        r->loss = NAN, r->nwatch = 0; /* nor a coordinate check's row */
         nfailed++;
         printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: failed (the error above)\n", finished, n,
                param_name(r->param), (long long)r->width, dep, r->lr, (unsigned long long)r->seed);

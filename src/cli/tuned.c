@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include "cli.h"
 
 uint64_t tune_key(const Graph *g, DType dt, const Gpu *gpu) {
@@ -59,6 +61,9 @@ static bool field(const char *line, int i, char *buf, size_t n) {
   return true;
 }
 
+/* A record's line: its key (16 hex digits) and a tab first. */
+static bool is_record_line(const char *line) { return strspn(line, "0123456789abcdef") == 16 && line[16] == '\t'; }
+
 int tuned_lookup(const char *path, uint64_t key, TunedRec *out) {
   FILE *f = fopen(path, "r");
   if (!f) return errno == ENOENT ? 0 : -1;
@@ -66,7 +71,7 @@ int tuned_lookup(const char *path, uint64_t key, TunedRec *out) {
   snprintf(want, sizeof want, "%016llx", (unsigned long long)key);
   int found = 0;
   while (fgets(line, sizeof line, f)) {
-    if (line[0] == '#' || strncmp(line, want, 16) || line[16] != '\t') continue;
+    if (line[0] == '#' || !is_record_line(line) || strncmp(line, want, 16)) continue;
     TunedRec r;
     memset(&r, 0, sizeof r);
     char us[64], pred[64];
@@ -85,9 +90,14 @@ int tuned_lookup(const char *path, uint64_t key, TunedRec *out) {
 }
 
 bool tuned_file_ok(const char *path, char *why, size_t len) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
+  struct stat st;
+  FILE *f = NULL;
+  if (stat(path, &st) != 0 || (S_ISREG(st.st_mode) && !(f = fopen(path, "r")))) {
     snprintf(why, len, "--tuned %s: %s", path, strerror(errno));
+    return false;
+  }
+  if (!f) {
+    snprintf(why, len, "--tuned %s: not a file", path);
     return false;
   }
   char line[2048];
@@ -96,7 +106,7 @@ bool tuned_file_ok(const char *path, char *why, size_t len) {
   while (ok && fgets(line, sizeof line, f)) {
     ln++;
     if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
-    ok = strspn(line, "0123456789abcdef") == 16 && line[16] == '\t';
+    ok = is_record_line(line);
     if (!ok)
       snprintf(why, len, "--tuned %s:%d: not a record of tuned schedules (KEY<TAB>ENTRY<TAB>..., as `tilesmith tune` and "
                          "tools/tune.py write them)", path, ln);

@@ -24,11 +24,11 @@ typedef struct Grads {
   Node **grad;        /* its gradient: a node of the same shape */
 } Grads;
 
+/* The entry is a loss (one real number), or an error at its result. */
+void grad_need_loss(Graph *g);
 /* The gradients of g->output with respect to g's Params (arena-allocated).
    Unwinds through g->ctx with an error at the output's source when the
    output is not a real tensor of one element. */
-/* The entry is a loss (one real number), or an error at its result. */
-void grad_need_loss(Graph *g);
 Grads grad_build(Graph *g);
 
 /* Central differences in float64 against the gradients of gr at inputs

@@ -4,15 +4,25 @@
  * Classification.  A dimension grows with the width when its symbolic size
  * names a width symbol (D, 4 * D, D / H); it is the depth dimension when
  * its size is the depth symbol itself (a Param stacked [L, ...] and read as
- * W[l] inside `layers`).  The Param's values are followed through layout
- * ops (slice, reshape pairing dimensions in order, permute) to their first
- * consumer that decides the role:
+ * W[l] inside `layers`; one block, L = 1, reads it through a reshape).
+ * The Param's values are followed through layout ops (slice, reshape
+ * pairing dimensions in order, permute) and elementwise ops on the Param
+ * itself (W / sqrt D, tanh W: same shape, not broadcast over activations)
+ * to their first consumer that decides the role:
  *   a matrix product: the contracted dimension is the fan-in, the other
- *     matrix dimension the fan-out;  fan-in fixed, fan-out growing: input;
- *     both growing: hidden;  fan-in growing, fan-out fixed: readout;
- *     neither: input (a fixed-size matrix keeps its base scaling);
+ *     matrix dimension the fan-out (a batch axis of the product, heads,
+ *     counts toward the fan-in where the product is summed over it next,
+ *     else toward the fan-out where it grows with the width);  fan-in
+ *     fixed, fan-out growing: input;  both growing: hidden;  fan-in
+ *     growing, fan-out fixed: readout;  neither: input (a fixed-size
+ *     matrix keeps its base scaling).  An op on the way that is not linear
+ *     in the values (tanh) keeps multipliers off them (a readout's output
+ *     multiplier stays 1, said in its reason);
  *   a gather over its first dimension: embedding (the gathered rows);
  *   anything else (gains, biases): vector.
+ * The block multiplier is carried by the matrix whose product reaches the
+ * residual add h + f(h) through positively homogeneous ops (relu, a gain,
+ * a bias added on the way); --depth on a stack where none does is refused.
  *
  * Derivation (width), μP for Adam (Tensor Programs V, Yang et al. 2022)
  * as the mup package implements it (Table 8's form: MuReadout, MuAdam),
@@ -105,8 +115,8 @@ typedef struct Found {
   bool gain;
   int at_dim[TS_MAX_RANK]; /* matrix product: each Param dimension's dimension in its operand (-1: none) */
   int oprank;              /* and that operand's rank */
-  const Node *through;   /* an elementwise op on the Param itself on the way to its product */
-  const Node *nonlinear; /* one of those that is not linear in the Param (tanh W) */
+  const Node *nonlinear; /* an elementwise op on the Param itself on its way to its product that is not
+                            linear in it (tanh W) */
 } Found;
 
 /* map[k]: the dimension of n that the Param's dimension k runs along (-1: none) */
@@ -160,7 +170,9 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
       /* the Param itself transformed elementwise (W / sqrt D, tanh W), not
          broadcast over activations: its product, if one reads it, decides */
       if (shape_equal(&x->shape, &n->shape)) {
+        Found before = *f; /* no product that way: the first op decides, as before */
         follow(g, users, x, map, rank, f, depth + 1);
+        if (!(f->kind == 1 || f->kind == 2)) *f = before;
         if (f->kind == 1 || f->kind == 2) {
           /* a scale (W / sqrt D, W * mask, -W) keeps the product linear
              in the Param: a multiplier of the Param is still one of the
@@ -168,7 +180,6 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
           const Node *other = x->nin == 2 ? x->in[x->in[0] == n ? 1 : 0] : NULL;
           bool scale = x->op == OP_NEG || (x->op == OP_MUL && other != n) || (x->op == OP_DIV && x->in[0] == n && other != n);
           if (!scale) f->nonlinear = x;
-          f->through = x;
           return;
         }
       }

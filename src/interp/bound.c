@@ -10,9 +10,12 @@
  * bound is propagated forward, node by node, in the manner of Wilkinson's
  * running error analysis (Higham, Accuracy and Stability of Numerical
  * Algorithms, 2nd ed., sec. 3.3): an op's bound is what its operands'
- * bounds become through it plus its own rounding u*|v| (none where the
- * value is computed exactly and fits in u's significand: a bfloat16 value
- * moved into a bfloat16 tile).  Each element carries two bounds, kept
+ * bounds become through it plus its own rounding u*|v| + η (none where the
+ * value is computed exactly and is a number of the type: a bfloat16 value
+ * moved into a bfloat16 tile); η = u times the type's smallest normal,
+ * half the subnormals' spacing, is what a rounding may add near zero
+ * (Higham's model with underflow, sec. 2.1), so an underflowed value that
+ * later ops scale back up carries its error.  Each element carries two bounds, kept
  * consistent: e, absolute, and r, relative (computed/v lies in [e^-r, e^r],
  * so the sign is certain), because products, quotients and exp compose
  * relative errors: exp(a) has r = e_a, P/l has r_P + r_l, a sum of terms
@@ -21,8 +24,11 @@
  *   elementwise  the operand bound times the largest |derivative| over the
  *                interval the operand may lie in, or the exact difference
  *                where it has a closed form: exp: v*expm1(e_a); log:
- *                -log1p(-e_a/a); a/b: (|b|e_a + |a|e_b) / (|b|(|b| - e_b));
- *                a*b: |b|e_a + |a|e_b + e_a e_b; add, sub: e_a + e_b;
+ *                -log1p(-e_a/a); a/b: (|b|e_a + |a|e_b) / (|b|(|b| - e_b))
+ *                or e_a e^r_b / |b| + |a/b| expm1(r_b); a*b: |b|e_a + |a|e_b
+ *                + e_a e_b or e_a |b| e^r_b + |ab| expm1(r_b) (the smaller;
+ *                the second where a has only an absolute bound, a value
+ *                that may have underflowed); add, sub: e_a + e_b;
  *                max, min, relu, abs, neg: 1-Lipschitz.  Near a singular
  *                point (log, rsqrt or sqrt of an operand whose interval
  *                reaches 0, a divisor whose interval contains 0, a negative
@@ -33,11 +39,13 @@
  *                select on a condition that could flip is off by at most
  *                |x - y| + max(e_x, e_y), else it has its branch's bound.
  *                Integer and index values are exact (iota, index inputs).
- *   sum          sum e_k + n*uacc*sum|t_k| + u*|v| over the n terms: the
- *                worst case of recursive summation (Higham's gamma_n).
+ *   sum          sum e_k + n*uacc*sum|t_k| + n*η + u*|v| over the n terms:
+ *                the worst case of recursive summation (Higham's gamma_n);
+ *                terms of one sign keep a relative bound, those with only
+ *                an absolute one counted as their share of the sum.
  *   amax, amin   the largest bound over the row (max is 1-Lipschitz).
  *   matmul       sum_k (|a_k| e_bk + e_ak |b_k| + e_ak e_bk) +
- *                K*uacc*sum_k |a_k b_k| + u*|v|: three products (BLAS
+ *                K*uacc*sum_k |a_k b_k| + K*η + u*|v|: three products (BLAS
  *                dgemm through the interpreter's own matmul) of |A|, |B|
  *                and the operand bounds.
  *   layout       permute, reshape, slice, concat and gather move bounds
@@ -45,8 +53,7 @@
  *                whose index could be wrong has an infinite bound.
  * Limits.  First order: an op's rounding is charged relative to the exact
  * value, u*|v|, not to the computed one (|v| + e), and products of two
- * roundings are dropped; underflow is modelled as an absolute η, half
- * the subnormal spacing, per rounding and per accumulated term.  Worst case: n*u per sum where random rounding
+ * roundings are dropped.  Worst case: n*u per sum where random rounding
  * errors grow like sqrt(n)*u.  No correlation: x - x is charged 2*e_x
  * though it is exactly 0, so where a kernel subtracts a value from a max
  * that equals it (softmax of logits of 1e8: S_ij - max_j S_ij) the bound
@@ -148,9 +155,6 @@ static Eb settle(double v, Eb b) {
   return b;
 }
 
-/* Add the rounding of a result v whose computed value is within b before it
-   is rounded with unit roundoff u: u*|v|, but nothing when the computed
-   value is v itself (e = 0) and v fits in the significand u stands for. */
 /* The smallest normal number of the type whose unit roundoff is u: float16
    (u = 2^-11) has float16's range, every other type here float32's
    (float32, bfloat16 and their accumulators). */
@@ -161,11 +165,17 @@ static double smallest_normal(double u) { return u == 0x1p-11 ? 0x1p-14 : 0x1p-1
    fl(x op y) = (x op y)(1 + δ) + η); later ops amplify it like any error. */
 static double underflow(double u) { return u * smallest_normal(u); }
 
+/* Add the rounding of a result v whose computed value is within b before it
+   is rounded with unit roundoff u: u*|v| plus the underflow term, but
+   nothing when the computed value is v itself (e = 0) and v is a number of
+   the type (its significand and, below the smallest normal, the subnormals'
+   spacing). */
 static Eb rounded(double u, double v, Eb b) {
   if (!isfinite(v)) return at_nonfinite(v, b.e == 0);
   if (u > 0) {
-    int ex;
-    double s = v != 0 ? ldexp(frexp(v, &ex), -ilogb(u)) : 0; /* the significand scaled to an integer if it fits */
+    /* v over the spacing of the type's numbers near it (a subnormal's
+       spacing is fixed): an integer where v is representable */
+    double s = v != 0 ? v / fmax(ldexp(2 * u, ilogb(v)), 2 * underflow(u)) : 0;
     if (b.e != 0 || s != floor(s)) {
       b.e += u * fabs(v) + underflow(u);
       /* relative only where the result is normal: a subnormal one has fewer bits */

@@ -289,23 +289,43 @@ EgSign eg_sign_rule(Op op, double value, int axis, bool same_kids, int nin, cons
 }
 
 /* The sign fact of a graph node's value by the same rule, from its
-   operands' (memo[id]: -1 unknown yet; sized by the graph's nodes). */
-EgSign node_sign(const Node *n, int8_t *memo, int depth) {
-  if (memo[n->id] >= 0) return (EgSign)memo[n->id];
-  EgSign r = SIGN_ANY;
-  if (n->kind == EK_BOOL) {
-    r = SIGN_NONNEG;
-  } else if (depth < 64 && n->nin <= 8) {
-    EgFacts kf[8];
-    const EgFacts *kp[8];
-    for (int i = 0; i < n->nin; i++) {
-      kf[i] = (EgFacts){.shape = n->in[i]->shape, .kind = n->in[i]->kind, .sign = node_sign(n->in[i], memo, depth + 1)};
-      kp[i] = &kf[i];
+   operands' (memo[id]: -1 unknown yet; sized by the graph's nodes): a walk
+   with its own stack, operands first, however deep the graph. */
+EgSign node_sign(const Node *n, int8_t *memo) {
+  int cap = 64, sp = 0;
+  const Node **stack = malloc(sizeof *stack * (size_t)cap);
+  stack[sp++] = n;
+  while (sp) {
+    const Node *t = stack[sp - 1];
+    if (memo[t->id] >= 0) {
+      sp--;
+      continue;
     }
-    r = eg_sign_rule(n->op, n->value, n->axis, n->nin == 2 && n->in[0] == n->in[1], n->nin, kp);
+    bool ready = true;
+    for (int i = 0; i < t->nin; i++)
+      if (memo[t->in[i]->id] < 0) {
+        ready = false;
+        if (sp == cap) stack = realloc(stack, sizeof *stack * (size_t)(cap *= 2));
+        stack[sp++] = t->in[i];
+      }
+    if (!ready) continue;
+    EgSign r = SIGN_ANY;
+    if (t->kind == EK_BOOL) {
+      r = SIGN_NONNEG;
+    } else if (t->nin <= 8) {
+      EgFacts kf[8];
+      const EgFacts *kp[8];
+      for (int i = 0; i < t->nin; i++) {
+        kf[i] = (EgFacts){.shape = t->in[i]->shape, .kind = t->in[i]->kind, .sign = (EgSign)memo[t->in[i]->id]};
+        kp[i] = &kf[i];
+      }
+      r = eg_sign_rule(t->op, t->value, t->axis, t->nin == 2 && t->in[0] == t->in[1], t->nin, kp);
+    }
+    memo[t->id] = (int8_t)r;
+    sp--;
   }
-  memo[n->id] = (int8_t)r;
-  return r;
+  free(stack);
+  return (EgSign)memo[n->id];
 }
 
 /* The constant every element of e's value equals, if the kids' facts tell. */

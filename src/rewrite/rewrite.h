@@ -45,7 +45,7 @@ typedef struct EgFacts {
    analysis's rule, stated once; node_sign applies it to a graph node (memo
    by node id, -1 for unknown). */
 EgSign eg_sign_rule(Op op, double value, int axis, bool same_kids, int nin, const EgFacts *const *k);
-EgSign node_sign(const Node *n, int8_t *memo, int depth);
+EgSign node_sign(const Node *n, int8_t *memo);
 
 /* ---- building and inspecting ---- */
 

@@ -353,7 +353,8 @@ static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr 
   vec_push(L->a, L->target ? L->target : &L->lists[L->cur], put);
 }
 
-/* the states member n reads (through members that are not states): the latest pass */
+/* the states member n reads (through members that are not states), or n
+   itself when it is a state: the latest pass */
 static int last_pass_read(LP *L, const Node *n) {
   const PState *ns = state_info(L, n);
   if (ns) return ns->pass; /* a state is read where its pass has run: a product's operand may be one */
@@ -1302,7 +1303,7 @@ static TBuf *store_partial(LP *L, const char *prefix, const Node *n, const Node 
                            int64_t splits) {
   Shape sh = n->shape;
   if (sh.rank + 1 > TS_MAX_RANK) {
-    lp_fail(L, "a state of rank 8 cannot be split");
+    lp_fail(L, "a value of rank 8 cannot be split into partials");
     return NULL;
   }
   memmove(&sh.d[1], &sh.d[0], sizeof(Dim) * (size_t)sh.rank);
@@ -1610,7 +1611,6 @@ static bool lower_fused(LP *L) {
       lp_fail(L, "a split stream needs one pass");
       return false;
     }
-
     for (int i = 0; i < pk->outs.len; i++)
       if (pk_varies(pk, pk->outs.data[i])) {
         lp_fail(L, "a split stream cannot store per-tile outputs");

@@ -216,7 +216,7 @@ static bool exp_law(Fac *f, const Node *arg) {
   for (int o = 0; o < 2 && arg->op == OP_MUL && arg->in[0] != arg->in[1] && !F; o++) {
     const Node *x = arg->in[o];
     if (k->member[x->id] && !pk_varies(k, x) && !live(f, x) && live(f, arg->in[1 - o]) &&
-        node_sign(x, f->sign, 0) == SIGN_POS)
+        node_sign(x, f->sign) == SIGN_POS)
       F = x, arg = arg->in[1 - o];
   }
   Atom at[16];
@@ -245,8 +245,7 @@ static bool exp_law(Fac *f, const Node *arg) {
     if (a->op == OP_CONST) continue;
     if (!k->member[a->id] || pk_varies(k, a) || live(f, a)) return false;
   }
-  if (F && !D) return false;
-  if (f->st->dep && (f->st->dep != D || f->st->law_f != F)) return false; /* one law state per reduction */
+  if (f->st->dep && (f->st->dep != D || f->st->law_c != c || f->st->law_f != F)) return false; /* one law per reduction */
   f->st->dep = D;
   f->st->law_c = c;
   f->st->law_f = F;

@@ -86,17 +86,18 @@ static bool ends_with(const char *s, const char *suf) {
 }
 
 /* columns "0-63,70" in the order given (a column may repeat, as numpy's
-   usecols takes them): their number, or -1 on a bad spec */
+   usecols takes them), each below max, at most max of them: their number,
+   or -1 on a bad spec */
 static int parse_cols(const char *s, int *pick, int max) {
   int n = 0;
   while (*s) {
     char *end;
     long a = strtol(s, &end, 10), b = a;
-    if (end == s || a < 0) return -1;
+    if (end == s || a < 0 || a >= max) return -1;
     if (*end == '-') {
       const char *q = end + 1;
       b = strtol(q, &end, 10);
-      if (end == q || b < a) return -1;
+      if (end == q || b < a || b >= max) return -1;
     }
     for (long c = a; c <= b; c++) {
       if (n == max) return -1;

@@ -451,6 +451,21 @@ TEST(bound_underflow_scaled_back_up) {
   Tensor *all[] = {v, b, t};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
   benv_free(&e);
+  /* an exact product whose 21 bits fit float32's significand but not the
+     9 a subnormal at 2^-140 keeps: a · a for a = (1 + 2^-10) 2^-70 */
+  benv_init(&e);
+  double x = ldexp(1 + ldexp(1, -10), -70);
+  Node *ix = input(&e, "x", SHAPE(1));
+  Node *sq = ir_binary(e.g, OP_MUL, ir_binary(e.g, OP_MUL, ix, ix, P0), ir_const(e.g, 1e30, P0), P0);
+  all_float32(&e);
+  Tensor *tx = tensor_with(SHAPE(1), &x), *bx;
+  Tensor *vx = bounded(&e, sq, &tx, NULL, &bx);
+  REQUIRE(vx);
+  double g2 = f32(f32(f32(x) * f32(x)) * f32(1e30));
+  CHECK(fabs(g2 - vx->data[0]) > 4 * 0x1p-24 * fabs(vx->data[0]));
+  check_bound("a * a * 1e30", &g2, vx, bx, 0);
+  tensor_free(vx), tensor_free(bx), tensor_free(tx);
+  benv_free(&e);
 }
 
 TEST(bound_exact_infinities_stay_exact) {
