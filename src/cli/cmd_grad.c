@@ -72,7 +72,7 @@ int cmd_grad(Opts *o) {
   grad_check(g, &gr, inputs, GRAD_SAMPLES, err, beyond, checked);
   rc = EXIT_OK;
   for (int k = 0; k < gr.n; k++) {
-    bool ok = beyond[k] <= GRAD_TOL;
+    bool ok = beyond[k] <= GRAD_TOL && err[k] == err[k]; /* a NaN gradient or difference fails */
     int64_t n = shape_numel(&gr.param[k]->shape);
     printf("%-6s %s %s: %lld of %lld elements against central differences, largest error %.2e",
            ok ? "ok" : "FAILED", gr.param[k]->name, shape_str(&gr.param[k]->shape, sh, sizeof sh),

@@ -403,7 +403,7 @@ void grad_check(Graph *g, const Grads *gr, Tensor **inputs, int samples, double 
       /* less the difference's own rounding: a loss of size L loses about
          eps * L / h of the quotient to it */
       double noise = 4 * 2.220446049250313e-16 * fmax(fabs(up), fabs(down)) / h;
-      double e = fabs(a - num) / scale, b = fmax(0, fabs(a - num) - noise) / scale;
+      double e = fabs(a - num) / scale, b = e != e ? e : fmax(0, fabs(a - num) - noise) / scale; /* NaN stays NaN */
       if (e > err[k] || e != e) err[k] = e;
       if (b > beyond[k] || b != b) beyond[k] = b;
     }

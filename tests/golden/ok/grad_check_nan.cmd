@@ -1,0 +1,1 @@
+grad tests/grad/nan_grad.lean --entry whereSqrt --check
