@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -842,6 +843,13 @@ static int parse_args(Opts *o, int argc, char **argv) {
   if (cur_cmd->run == cmd_hparams && !o->width_spec) return usage_error("--width SYM[=BASE] is required");
   if (cur_cmd->run == cmd_grad && o->check && (o->out || o->nins))
     return usage_error("--check draws its own inputs: it does not take --in or --out");
+  /* an output written over the program it comes from */
+  const char *outs[2] = {o->out, o->plot};
+  struct stat a, b;
+  for (int k = 0; k < 2; k++)
+    if (outs[k] && o->file && stat(outs[k], &a) == 0 && stat(o->file, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+      return usage_error("%s is the program's own file: the output would overwrite it", outs[k]);
   return EXIT_OK;
 }
 

@@ -1,0 +1,1 @@
+opt @FILE --entry softmax_4k --target triton -o @FILE
