@@ -83,16 +83,15 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               "        return %scut(bwd.run(*args, gy.to(%s).contiguous()), len(args))\n\n\n",
               pre, pre, pre, pre, pre, pre, pre, pre, pre, odt);
   emit_printf(&e,
-              "%sAUTOGRAD = None\n\n\n"
+              "%sAUTOGRAD = {}\n\n\n"
               "def register_autograd(namespace=\"tilesmith\"):\n"
               "    \"\"\"register() with the backward pass attached: the custom op\n"
               "    torch.ops.<namespace>.%s differentiates through the op\n"
               "    torch.ops.<namespace>.%s_backward (the backward module's register()),\n"
               "    so torch.compile traces forward and backward as two opaque ops with fake\n"
               "    implementations, and CUDA graphs capture both.  Returns the forward op;\n"
-              "    calling it again returns the same op.\"\"\"\n"
-              "    global %sAUTOGRAD\n"
-              "    if %sAUTOGRAD is None:\n"
+              "    calling it again with the same namespace returns the same op.\"\"\"\n"
+              "    if namespace not in %sAUTOGRAD:\n"
               "        op = register(namespace)\n"
               "        bop = %sbackward_module().register(namespace)\n\n"
               "        def setup_context(ctx, inputs, output):\n"
@@ -101,9 +100,9 @@ bool emit_autograd(FILE *out, const TileProgram *fwd, Target t, const char *back
               "            args = ctx.saved_tensors\n"
               "            return %scut(bop(*args, gy.to(%s).contiguous()), len(args))\n\n"
               "        torch.library.register_autograd(op, backward, setup_context=setup_context)\n"
-              "        %sAUTOGRAD = op\n"
-              "    return %sAUTOGRAD\n\n\n",
-              pre, opname, opname, pre, pre, pre, pre, odt, pre, pre);
+              "        %sAUTOGRAD[namespace] = op\n"
+              "    return %sAUTOGRAD[namespace]\n\n\n",
+              pre, opname, opname, pre, pre, pre, odt, pre, pre);
   emit_printf(&e, "def apply(");
   for (int i = 0; i < g->ninputs; i++) emit_printf(&e, "%s%s", i ? ", " : "", e.pname[i]);
   emit_printf(&e,
