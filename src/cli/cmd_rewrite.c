@@ -25,7 +25,8 @@ int cmd_rules(Opts *o) {
     if (r->cond) printf("    if %s\n", r->cond);
     printf("    %s\n", r->doc);
   }
-  printf("%d rules: %d SAFE (applied by default), %d UNSAFE (only when enabled by name)\n", rw_nrules(),
+  printf("%d rules: %d SAFE (every command applies them), %d UNSAFE (no command applies them: they are kept, "
+         "proven and tested for the day a numerics-aware search may)\n", rw_nrules(),
          rw_nrules() - unsafe, unsafe);
   return EXIT_OK;
 }

@@ -469,8 +469,8 @@ static const Command commands[] = {
     {"rules", "list the rewrite rules",
      "tilesmith rules",
      "Lists the rewrite rules of the equality saturation (src/rewrite/rules.def):\n"
-     "name, family, SAFE or UNSAFE (may worsen numerics: never applied by\n"
-     "default), the pattern lhs => rhs, its condition and what it says.\n",
+     "name, family, SAFE or UNSAFE (may worsen numerics: no command applies\n"
+     "it), the pattern lhs => rhs, its condition and what it says.\n",
      cmd_rules, false, false},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
@@ -498,7 +498,7 @@ static bool compiles(const Command *c) {
 }
 
 static void print_cmd_help(const Command *c) {
-  printf("usage: %s\n\n%s\n%s", c->usage, c->help, common_options);
+  printf("usage: %s\n\n%s\n%s", c->usage, c->help, c->run == cmd_rules ? "options:\n  -h, --help            show this help\n" : common_options);
   if (c->run == cmd_check) printf("  --stats               print timings and peak memory to stderr\n");
   if (c->run == cmd_graph)
     printf("  --format FMT          text, dot or json\n"
@@ -838,6 +838,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
     }
   }
   if (!o->file && cur_cmd->run != cmd_rules) return usage_error("no input file");
+  if (cur_cmd->run == cmd_rules && (o->file || o->entry || o->nsizes))
+    return usage_error("rules lists the rewrite rules: it takes no file or options");
   if (cur_cmd->needs_entry && !o->entry) return usage_error("--entry NAME is required");
   if (cur_cmd->needs_out && !o->out) return usage_error("--out PATH.npy is required");
   if (cur_cmd->run == cmd_opt && (!o->target || !o->out)) return usage_error("--target and -o are required");
