@@ -677,6 +677,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
     int num;
     if ((v = opt_value(argc, argv, &i, "--entry", &m)) || m) {
       if (!v) return usage_error("--entry needs a definition name");
+      if (o->entry) return usage_error("--entry is given twice (%s, %s)", o->entry, v);
       o->entry = v;
     } else if ((v = opt_value(argc, argv, &i, "--size", &m)) || m) {
       if (!v) return usage_error("--size needs NAME=VALUE");
@@ -838,6 +839,14 @@ static int parse_args(Opts *o, int argc, char **argv) {
     }
   }
   if (!o->file && cur_cmd->run != cmd_rules) return usage_error("no input file");
+  if (compiles(cur_cmd) && cur_cmd->run != cmd_tune) { /* options that choose the program, one way each */
+    if (o->naive && (o->candidate || o->has_schedule || o->tuned))
+      return usage_error("--naive is the naive lowering: --%s chooses among the search's plans",
+                         o->candidate ? "candidate" : o->has_schedule ? "schedule" : "tuned");
+    if (o->tuned && (o->candidate || o->has_schedule))
+      return usage_error("--tuned fixes the measured schedule of the search's plan: leave out --%s",
+                         o->candidate ? "candidate" : "schedule");
+  }
   if (cur_cmd->run == cmd_rules && (o->file || o->entry || o->nsizes))
     return usage_error("rules lists the rewrite rules: it takes no file or options");
   if (cur_cmd->needs_entry && !o->entry) return usage_error("--entry NAME is required");
