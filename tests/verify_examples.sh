@@ -53,6 +53,8 @@ tests/emit/small_products.lean qkNormAttention B=1,H=2,N=300,D=32
 tests/emit/small_products.lean qkNormAttention B=2,H=8,N=2048,D=64
 tests/emit/small_products.lean qkNormAttention B=1,H=1,N=4096,D=64
 tests/emit/small_products.lean rowScaledSoftmax M=2,N=100000
+tests/emit/small_products.lean twoExp M=2,N=100000
+tests/emit/small_products.lean sameExpTwice M=2,N=100000
 CASES
   while read -r f e sizes; do
     one "$f $e --grad [$sizes]" --grad "$f" --entry "$e" --size "$sizes"

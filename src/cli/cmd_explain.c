@@ -92,6 +92,10 @@ static const char *state_law(Arena *a, const PState *st) {
   if (st->dep && st->shift)
     return arena_printf(a, "shifted to the running mean of %%%d (sum) by %g^2*n_old*(mean_old - mean_new)^2 (Chan)",
                         st->dep->id, st->law_c);
+  if (st->dep && st->law_f) /* a positive factor per row times the constant */
+    return arena_printf(a, "rescaled by exp(%g*%%%d*(max_old - max_new)) against %%%d (%s), %%%d (%s) a row's factor",
+                        st->law_c, st->law_f->id, st->dep->id, op_info[st->dep->op].name, st->law_f->id,
+                        op_info[st->law_f->op].name);
   if (st->dep)
     return arena_printf(a, "rescaled by exp(%g*(max_old - max_new)) against %%%d (%s)", st->law_c, st->dep->id,
                         op_info[st->dep->op].name);
@@ -216,6 +220,12 @@ static void json_kernel(Json *j, Arena *a, const Plan *p, const Kernel *k, const
       json_str(j, !st->dep ? "monoid" : st->shift ? "mean-shift" : "exp-rescale");
       json_key(j, "rescaled_against");
       if (st->dep) json_int(j, st->dep->id);
+      else json_null(j);
+      json_key(j, "law_c"); /* exp(law_c * row_factor * (max_old - max_new)); (law_c * (y - mean))^2 */
+      if (st->dep) json_num(j, st->law_c);
+      else json_null(j);
+      json_key(j, "row_factor");
+      if (st->law_f) json_int(j, st->law_f->id);
       else json_null(j);
       json_key(j, "post_factors");
       json_begin_arr(j);

@@ -43,7 +43,7 @@ typedef struct Group {
 typedef struct Cache {
   uint64_t key;
   double cost;
-  PKernel cfg;      /* roles and tiles of the best configuration (arrays not kept) */
+  bool split;       /* its best configuration splits the stream: a combine kernel follows */
   bool ok;
   char why[200];
 } Cache;
@@ -55,6 +55,7 @@ typedef struct S {
   const Gpu *gpu;
   const SearchOpts *o;
   SearchStats *stats;
+  int launches;      /* the last plan priced: kernels launched (a split's combine counted) */
   bool final;        /* configuring the final plan (the user's --schedule applies) */
   int nn;
   int *group_of;     /* per node: the group that stores it, or -1 */
@@ -501,6 +502,7 @@ static double plan_cost(S *s, bool *all_ok) {
   Plan *p = state_plan(s, false);
   double total = 0;
   *all_ok = true;
+  s->launches = 0;
   for (int i = 0; i < p->kernels.len; i++) {
     PKernel *k = p->kernels.data[i];
     /* members first, for the cache key */
@@ -511,6 +513,7 @@ static double plan_cost(S *s, bool *all_ok) {
       if (getenv("TS_SEARCH_TRACE2")) fprintf(stderr, "  kernel root %%%d: no axes (%s): naive %g\n", k->root->id, k->why, t);
       *all_ok = false;
       total += t;
+      s->launches++;
       if (!isfinite(t)) break;
       continue;
     }
@@ -521,6 +524,7 @@ static double plan_cost(S *s, bool *all_ok) {
     if (!hit) {
       char why[200];
       double t = configure(s, p, k, why, sizeof why);
+      bool split = isfinite(t) && k->stream >= 0 && k->ax[k->stream].splits > 1;
       if (!isfinite(t) && k->outs.len == 1) t = price_naive(s, p, k); /* what the final plan falls back to */
       s->g->ctx->arena = home;
       if (s->ncache == s->capcache) {
@@ -532,11 +536,13 @@ static double plan_cost(S *s, bool *all_ok) {
       hit->key = key;
       hit->cost = t;
       hit->ok = isfinite(t);
+      hit->split = split;
       snprintf(hit->why, sizeof hit->why, "%s", why);
       s->g->ctx->arena = scratch;
       s->stats->kernels_priced++;
     }
     total += hit->cost;
+    s->launches += 1 + hit->split;
   }
   s->g->ctx->arena = home;
   arena_free(scratch);
@@ -547,8 +553,7 @@ static double plan_cost(S *s, bool *all_ok) {
 static void note_cand(S *s, double cost, const char *what) {
   SearchStats *st = s->stats;
   if (!isfinite(cost)) return;
-  int kernels = 0;
-  for (int i = 0; i < s->groups.len; i++) kernels += s->groups.data[i].alive;
+  int kernels = s->launches; /* the last plan priced: its kernels and its splits' combines */
   for (int i = 0; i < st->ncands; i++)
     if (fabs(st->cands[i].cost - cost) <= 1e-12 * cost && st->cands[i].kernels == kernels) return;
   int at;

@@ -245,9 +245,11 @@ static bool exp_law(Fac *f, const Node *arg) {
     if (a->op == OP_CONST) continue;
     if (!k->member[a->id] || pk_varies(k, a) || live(f, a)) return false;
   }
-  if (f->st->dep && (f->st->dep != D || f->st->law_c != c || f->st->law_f != F)) return false; /* one law per reduction */
+  /* one law per reduction; a second factor of it (exp(c1·d)·exp(c2·d) =
+     exp((c1 + c2)·d)) adds its coefficient: the rescale is their product */
+  if (f->st->dep && (f->st->dep != D || f->st->law_f != F)) return false;
+  f->st->law_c = f->st->dep ? f->st->law_c + c : c;
   f->st->dep = D;
-  f->st->law_c = c;
   f->st->law_f = F;
   return true;
 }

@@ -132,6 +132,7 @@ SMALL = [
     # ... split across blocks: the row's factor stored beside the partials
     ("tests/emit/small_products.lean", "rowScaledSoftmax", "M=2,N=100000"),
     ("tests/emit/small_products.lean", "qkNormAttention", "B=1,H=1,N=1024,D=16"),
+    ("tests/emit/small_products.lean", "twoExp", "M=2,N=100000"),
     ("examples/swiglu_mlp.lean", "swigluMlp", "M=1,D=64,F=96"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)

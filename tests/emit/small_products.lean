@@ -37,3 +37,16 @@ def rowScaledSoftmax (M N : Nat) (x : Tensor [M, N]) (r : Tensor [M, 1]) : Tenso
 
 def qkNormAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (gq gk : Param [D]) : Tensor [B, H, N, D] :=
   softmax ((rmsnorm q gq ⬝ (rmsnorm k gk)ᵀ) / sqrt D) ⬝ v
+
+/-- Two exponentials of one shifted score multiplied in a sum's operand:
+exp(d)·exp(2d) = exp(3d) is rescaled by exp(3·(max_old − max_new)); the
+second factor had replaced the first's coefficient (the select keeps the
+rewrites from merging the two). -/
+def twoExp (M N : Nat) (x : Tensor [M, N]) : Tensor [M, 1] :=
+  let d := x - amax x
+  sum (select (x > -1000.0) (exp d) 0.0 * exp (d * 2.0))
+
+/-- The same exponential twice: exp(d)·exp(d) is rescaled by exp(2·...). -/
+def sameExpTwice (M N : Nat) (x : Tensor [M, N]) : Tensor [M, 1] :=
+  let d := x - amax x
+  sum (select (x > -1000.0) (exp d) 0.0 * exp d)

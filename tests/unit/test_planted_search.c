@@ -387,8 +387,8 @@ TEST(search_runner_up_plans_rebuild_and_verify) {
     ncands = e.st.ncands;
     REQUIRE(ncands >= 2); /* a layer norm before a product: fused or not, at least */
     REQUIRE(tp);
-    /* the plan's kernels (a split adds its combine in the tile program) */
-    CHECK(e.plan->kernels.len == e.st.cands[k - 1].kernels);
+    /* the kernels the candidate list says: the tile program's, a split's combine included */
+    CHECK(tp->kernels.len == e.st.cands[k - 1].kernels);
     VerifyResult res;
     bool ok = passes(&e, &res);
     CHECK(ok);
