@@ -488,7 +488,9 @@ static void print_main_help(FILE *f) {
           TS_VERSION);
   for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'tilesmith COMMAND --help' describes a command's options.\n"
-             "Exit status: 0 on success, 1 on an error in the program or its data, 2 on bad usage.\n");
+             "Exit status: 0 on success, 1 on an error in the program or its data (an option that\n"
+             "names what the program lacks, such as an entry, a size, an input or a runner-up plan, is\n"
+             "found against the program and counts here), 2 on bad usage (an option malformed or missing).\n");
 }
 
 /* the commands that compile the entry to a tile program */
