@@ -250,8 +250,14 @@ int cmd_opt(Opts *o) {
   TileProgram *tp = compile_entry(&s, o, dt, &cp);
   if (!tp) goto done;
   if (best && !(cp.tuned && target_parse(cp.rec.target, &target))) {
-    fprintf(stderr, "tilesmith: error: %s has no tuned record of '%s' at these sizes (tilesmith tune, then tools/tune.py)\n",
-            tuned_path(o), o->entry);
+    const Gpu *gpu = o->gpu_profile ? o->gpu_profile : gpu_get(GPU_H200);
+    if (cp.tuned)
+      fprintf(stderr, "tilesmith: error: %s: the tuned record of '%s' names the target '%s', neither tilelang nor triton\n",
+              tuned_path(o), o->entry, cp.rec.target);
+    else
+      fprintf(stderr, "tilesmith: error: %s has no tuned record of '%s' for this program at these sizes, storage type "
+                      "%s and GPU profile %s (a record is keyed by all four: tilesmith tune, then tools/tune.py)\n",
+              tuned_path(o), o->entry, dtype_name(dt), gpu->name);
     goto done;
   }
   if (cp.tuned)
