@@ -7,7 +7,7 @@
  * choices the H200 sweep of 2026-12-03 found the cost model least sure of,
  * and whether TileLang loads tiles by TMA (which that sweep found faster
  * for some kernels and slower for others).
- * Schedules that give the same tile program are written once.
+ * Schedules that give the same modules are written once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@ static const char *const tried[] = {"-", "stages=2", "copy=0", "copy=1", "stream
 typedef struct Cand {
   const char *spec;
   double predicted;      /* seconds */
-  char *text;            /* the tile program, printed (to find duplicates) */
+  char *text;            /* both targets' modules (to find duplicates) */
   TileProgram *tp;
 } Cand;
 
@@ -56,11 +56,17 @@ int cmd_tune(Opts *o) {
       continue;
     }
     if (oi.has_schedule && cp.stats.sched_unmet) continue; /* the schedule did not apply */
+    /* what is written: both targets' modules (schedules can differ in the
+       tile program and still emit the same code, a copy mode with nothing
+       to copy) */
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) continue;
-    tile_print(f, tp);
+    EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = "", .source = g};
+    char err[512];
+    for (int t = 0; t < 2; t++)
+      if (!emit_module(f, tp, t ? TARGET_TRITON : TARGET_TILELANG, &info, err, sizeof err)) tile_print(f, tp);
     fclose(f);
     bool dup = false;
     for (int k = 0; k < n && !dup; k++) dup = !strcmp(cands[k].text, text);
