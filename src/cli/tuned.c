@@ -92,12 +92,12 @@ int tuned_lookup(const char *path, uint64_t key, TunedRec *out) {
 bool tuned_file_ok(const char *path, char *why, size_t len) {
   struct stat st;
   FILE *f = NULL;
-  if (stat(path, &st) != 0 || (S_ISREG(st.st_mode) && !(f = fopen(path, "r")))) {
+  if (stat(path, &st) != 0 || (!S_ISDIR(st.st_mode) && !(f = fopen(path, "r")))) {
     snprintf(why, len, "--tuned %s: %s", path, strerror(errno));
     return false;
   }
   if (!f) {
-    snprintf(why, len, "--tuned %s: not a file", path);
+    snprintf(why, len, "--tuned %s: a directory, not a file of records", path);
     return false;
   }
   char line[2048];

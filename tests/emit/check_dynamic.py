@@ -216,7 +216,8 @@ def main():
             report(r.returncode == 0 and "built" in r.stdout and "FAILED" not in r.stdout,
                    f"{label}: --size {zs} --compile-only sm_90a builds every kernel", (r.stdout + r.stderr)[-400:])
             r = subprocess.run([sys.executable, out, "--compile-only"], capture_output=True, text=True)
-            report(r.returncode == 2 and "usage" in r.stdout, f"{label}: --compile-only without --size is a usage error",
+            report(r.returncode == 2 and "usage" in r.stderr and "--size needs" in r.stderr,
+                   f"{label}: --compile-only without --size is a usage error naming the sizes (stderr)",
                    (r.stdout + r.stderr)[-300:])
     # the key: another dtype is another entry; keys record what they hold
     out = os.path.join(tmp, "softmax_f32.py")
