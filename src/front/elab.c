@@ -840,8 +840,18 @@ static Value *entry_value(Elab *E, const char *entry, const Decl **out) {
   int index;
   const Decl *d = find_decl(E->prog, entry, E->prog->ndecls, &index);
   if (!d) {
-    const char *s = name_suggest(E->prog, entry, NULL, E->prog->ndecls);
+    const char *s = entry_suggest(E->prog, entry);
     if (s) ts_fatal(E->c, "no definition named '%s'; did you mean '%s'?", entry, s);
+    /* else the file's own definitions, the entries a user meant */
+    char list[400] = "";
+    size_t at = 0;
+    int n = 0;
+    for (int i = 0; i < E->prog->ndecls && at < sizeof list - 64; i++) {
+      const Decl *x = E->prog->decls[i];
+      if (x->pos.file && x->pos.file->is_prelude) continue;
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", n++ ? ", " : "", x->name);
+    }
+    if (n) ts_fatal(E->c, "no definition named '%s' (the file defines %s)", entry, list);
     ts_fatal(E->c, "no definition named '%s'", entry);
   }
   *out = d;

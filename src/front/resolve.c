@@ -99,6 +99,18 @@ const char *name_suggest(const Program *prog, const char *name, Env *env, int sc
   return best;
 }
 
+/* An entry's suggestion: the user's definitions only (the prelude's are
+   not entries one misspells), or NULL. */
+const char *entry_suggest(const Program *prog, const char *name) {
+  const char *best = NULL;
+  int bestd = 4;
+  for (int i = 0; i < prog->ndecls; i++) {
+    const Decl *d = prog->decls[i];
+    if (!(d->pos.file && d->pos.file->is_prelude)) consider(name, d->name, &best, &bestd);
+  }
+  return best;
+}
+
 void name_unknown(Ctx *c, const Program *prog, Pos at, const char *name, Env *env, int scope) {
   int later;
   if (program_lookup(prog, name, prog->ndecls, &later) && later >= scope)
