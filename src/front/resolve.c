@@ -103,7 +103,7 @@ const char *name_suggest(const Program *prog, const char *name, Env *env, int sc
    not entries one misspells), or NULL. */
 const char *entry_suggest(const Program *prog, const char *name) {
   const char *best = NULL;
-  int bestd = 4;
+  int len = (int)strlen(name), bestd = len / 2 + 1 < 4 ? len / 2 + 1 : 4; /* a short name suggests little */
   for (int i = 0; i < prog->ndecls; i++) {
     const Decl *d = prog->decls[i];
     if (!(d->pos.file && d->pos.file->is_prelude)) consider(name, d->name, &best, &bestd);
