@@ -1092,6 +1092,23 @@ static void find_masks(LP *L, int pass, SExpr **lo, SExpr **hi) {
 
 /* ---- states ---- */
 
+/* The exponent of a law state's rescale from the dependence's old value to
+   its new one: c·(old − new) for a max (c·(new − old) for a min), times
+   the row's factor F where the law has one.  F is positive but 0 where it
+   underflowed (exp of a very negative value), and 0·(−∞) is NaN: where old
+   is still the identity (nothing seen: the state, or a chunk's partial, is
+   0) the exponent is −∞, a number either way.  The loop's rescale and the
+   combine's merge of split partials both take it from here. */
+static SExpr *law_exponent(LP *L, const PState *st, SExpr *old, SExpr *now, SExpr *F) {
+  const Node *D = st->dep;
+  SExpr *diff = D->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, old, now) : OPX(L, OP_SUB, EK_REAL, now, old);
+  if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
+  if (!F) return diff;
+  SExpr *none = OPX(L, OP_EQ, EK_BOOL, old, sx_real(L->a, op_monoid(D->op)->identity));
+  SExpr *args[3] = {none, sx_real(L->a, -INFINITY), OPX(L, OP_MUL, EK_REAL, diff, F)};
+  return sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
+}
+
 static void update_state(LP *L, int si) {
   PState *st = &L->pk->states[si];
   const Node *r = st->node;
@@ -1139,20 +1156,13 @@ static void update_state(LP *L, int si) {
       L->rho[si] = new_tile(L, "rho", SCOPE_FRAGMENT, DT_F32, dax, false);
       set_dom(L, dax);
       SExpr *prev = sx_tile(L->a, L->prev[di], dax[0] >= 0 ? sx_var(L->a, TV_I) : I(L, 0), NULL);
-      SExpr *safe = hook(&(Pw){.ud = L}, D, NULL, false);
-      SExpr *diff = D->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, prev, safe) : OPX(L, OP_SUB, EK_REAL, safe, prev);
-      if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
+      SExpr *safe = hook(&(Pw){.ud = L}, D, NULL, false), *F = NULL;
       if (st->law_f) {
-        /* a row's factor: positive, but 0 where it underflowed (exp of a
-           very negative value), and 0·(−∞) is NaN; before the first value
-           the state is 0, so its rescale only has to be a number */
         SExpr *fi[TS_MAX_RANK];
         member_idx(L, st->law_f, fi);
-        SExpr *none = OPX(L, OP_EQ, EK_BOOL, prev, sx_real(L->a, op_monoid(D->op)->identity));
-        SExpr *args[3] = {none, sx_real(L->a, -INFINITY), OPX(L, OP_MUL, EK_REAL, diff, value_of(L, st->law_f, fi, false))};
-        diff = sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
+        F = value_of(L, st->law_f, fi, false);
       }
-      emit_map(L, L->rho[si], dax, NULL, NULL, OPX(L, OP_EXP, EK_REAL, diff, NULL), 0.0);
+      emit_map(L, L->rho[si], dax, NULL, NULL, OPX(L, OP_EXP, EK_REAL, law_exponent(L, st, prev, safe, F), NULL), 0.0);
     }
     int8_t sax[2] = {L->tax[r->id][0], L->tax[r->id][1]};
     set_dom(L, sax);
@@ -1496,18 +1506,14 @@ static bool lower_combine_tiled(LP *L, int64_t splits) {
       L->sub[st->dep->id] = SUB_SAFE;
       SExpr *safe = hook(&(Pw){.ud = L}, st->dep, NULL, false);
       L->sub[st->dep->id] = SUB_NONE;
-      SExpr *diff = st->dep->op == OP_AMAX ? OPX(L, OP_SUB, EK_REAL, pd, safe) : OPX(L, OP_SUB, EK_REAL, safe, pd);
-      if (st->law_c != 1) diff = OPX(L, OP_MUL, EK_REAL, diff, sx_real(L->a, st->law_c));
-      if (st->law_f) { /* the row's factor, as chunk 0 stored it; an empty chunk (D_chunk its identity) adds 0 */
+      SExpr *F = NULL;
+      if (st->law_f) { /* the row's factor, as chunk 0 stored it */
         SExpr *gf[TS_MAX_RANK + 1];
         gf[0] = I(L, 0);
         member_idx(L, st->law_f, gf + 1);
-        SExpr *F = sx_load(L->a, L->partf[i], gf, st->law_f->shape.rank + 1);
-        SExpr *none = OPX(L, OP_EQ, EK_BOOL, pd, sx_real(L->a, op_monoid(st->dep->op)->identity));
-        SExpr *args[3] = {none, sx_real(L->a, -INFINITY), OPX(L, OP_MUL, EK_REAL, diff, F)};
-        diff = sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
+        F = sx_load(L->a, L->partf[i], gf, st->law_f->shape.rank + 1);
       }
-      terms[u] = OPX(L, OP_MUL, EK_REAL, part, OPX(L, OP_EXP, EK_REAL, diff, NULL));
+      terms[u] = OPX(L, OP_MUL, EK_REAL, part, OPX(L, OP_EXP, EK_REAL, law_exponent(L, st, pd, safe, F), NULL));
     }
     /* one statement per chunk: its loads do not wait on the state's
        (a tree of NaN-aware maxima would repeat its operands) */
