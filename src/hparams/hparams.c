@@ -119,6 +119,12 @@ typedef struct Found {
                             linear in it (tanh W) */
 } Found;
 
+/* Is x = n·y or n/y with y another value (linear in n: a multiplier of n is
+   one of x)? */
+static bool scaled_by_other(const Node *x, const Node *n) {
+  return (x->op == OP_MUL || (x->op == OP_DIV && x->in[0] == n)) && x->in[0] != x->in[1];
+}
+
 /* map[k]: the dimension of n that the Param's dimension k runs along (-1: none) */
 static void follow(const Graph *g, const Users *users, const Node *n, const int *map, int rank, Found *f, int depth) {
   if (f->kind == 1 || f->kind == 2 || depth > 64) return;
@@ -170,18 +176,16 @@ static void follow(const Graph *g, const Users *users, const Node *n, const int 
       /* the Param itself transformed elementwise (W / sqrt D, tanh W), not
          broadcast over activations: its product, if one reads it, decides */
       if (shape_equal(&x->shape, &n->shape)) {
-        Found before = *f; /* no product that way: the first op decides, as before */
+        Found before = *f;
         follow(g, users, x, map, rank, f, depth + 1);
-        if (!(f->kind == 1 || f->kind == 2)) *f = before;
         if (f->kind == 1 || f->kind == 2) {
           /* a scale (W / sqrt D, W * mask, -W) keeps the product linear
              in the Param: a multiplier of the Param is still one of the
              product's output; tanh W and W + B are not */
-          const Node *other = x->nin == 2 ? x->in[x->in[0] == n ? 1 : 0] : NULL;
-          bool scale = x->op == OP_NEG || (x->op == OP_MUL && other != n) || (x->op == OP_DIV && x->in[0] == n && other != n);
-          if (!scale) f->nonlinear = x;
+          if (x->op != OP_NEG && !scaled_by_other(x, n)) f->nonlinear = x;
           return;
         }
+        *f = before; /* no product that way: the first op decides, as before */
       }
       /* fallthrough */
     case OPC_LEAF:
@@ -259,7 +263,7 @@ static bool ends_branch(const Users *us, const Node *n, const Node *prod, char *
     const Node *x = us[n->id].u[u].n;
     if (x->op == OP_RESHAPE || x->op == OP_PERMUTE || x->op == OP_RELU) {
       if (ends_branch(us, x, prod, seen, nseen, depth + 1)) return true;
-    } else if ((x->op == OP_MUL || x->op == OP_DIV) && (x->op == OP_MUL || x->in[0] == n) && x->in[0] != x->in[1]) {
+    } else if (scaled_by_other(x, n)) {
       const Node *other = x->in[0] == n ? x->in[1] : x->in[0];
       memset(seen, 0, nseen);
       if (computed_by_product(other, seen)) continue;
