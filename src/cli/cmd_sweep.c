@@ -95,6 +95,14 @@ static int nalso;
 static int64_t wbase;
 static char wnames[256]; /* "D,F": the symbols without bases (--param sp with Muon) */
 
+/* the base of a --width symbol, BASE in SYM=BASE up to the next comma: -1
+   unless a positive whole size */
+static int64_t width_base(const char *s) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  return end != s && v > 0 && (!*end || *end == ',') ? (int64_t)v : -1;
+}
+
 /* dry: only set the run up (the data read), 0 when that works. */
 
 static double one_run(Opts *o, Run *r, bool dry) {
@@ -485,10 +493,8 @@ int cmd_sweep(Opts *o) {
   static char wsym[64], dsym[64];
   snprintf(wsym, sizeof wsym, "%.*s", (int)strcspn(o->width_spec, "=,"), o->width_spec);
   o->sweep_width = wsym;
-  char *wend;
-  wbase = strtoll(o->width_spec + strlen(wsym) + 1, &wend, 10);
-  if (wbase <= 0 || (*wend && *wend != ','))
-    return usage_error("--width %s: %s's base must be a positive size (%s=64)", o->width_spec, wsym, wsym);
+  wbase = width_base(o->width_spec + strlen(wsym) + 1);
+  if (wbase <= 0) return usage_error("--width %s: %s's base must be a positive size (%s=64)", o->width_spec, wsym, wsym);
   snprintf(wnames, sizeof wnames, "%s", wsym);
   nalso = 0;
   for (const char *c = strchr(o->width_spec, ','); c; c = strchr(c + 1, ',')) {
@@ -498,9 +504,8 @@ int cmd_sweep(Opts *o) {
     if (c[1 + len] != '=')
       return usage_error("--width %s: give %s's base too (%s=N): a sweep scales it with %s", o->width_spec,
                          also[nalso].sym, also[nalso].sym, wsym);
-    char *bend;
-    also[nalso].base = strtoll(c + 2 + len, &bend, 10);
-    if (also[nalso].base <= 0 || (*bend && *bend != ','))
+    also[nalso].base = width_base(c + 2 + len);
+    if (also[nalso].base <= 0)
       return usage_error("--width %s: %s's base must be a positive size", o->width_spec, also[nalso].sym);
     size_t at = strlen(wnames);
     snprintf(wnames + at, sizeof wnames - at, ",%s", also[nalso].sym);
@@ -653,26 +658,25 @@ int cmd_sweep(Opts *o) {
       finished++;
       char dep[32] = "";
       if (o->sweep_depths) snprintf(dep, sizeof dep, " depth %lld", (long long)r->depth);
+      char said[64];
       if (r->failed) { /* its error is on stderr above; no row, so a resumed sweep trains it again */
         r->loss = NAN, r->nwatch = 0; /* nor a coordinate check's row */
         nfailed++;
-        printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: failed (the error above)\n", finished, n,
-               param_name(r->param), (long long)r->width, dep, r->lr, (unsigned long long)r->seed);
-        fflush(stdout);
-        slot[i] = slot[--active];
-        break;
+        snprintf(said, sizeof said, "failed (the error above)");
+      } else {
+        if (o->coord_lr > 0)
+          for (int k = 0; k < r->nwatch; k++)
+            fprintf(f, "%d,%lld,%lld,%.9g,%llu,%d,%d,%.9g,%.9g\n", r->param, (long long)r->width, (long long)r->depth,
+                    r->lr, (unsigned long long)r->seed, k, r->line[k], r->rms0[k], r->rms1[k]);
+        else
+          fprintf(f, legacy ? "%d,%lld,%lld,%.9g,%llu,%.9g\n" : "%d,%lld,%lld,%.9g,%llu,%.9g,%016llx\n", r->param,
+                  (long long)r->width, (long long)r->depth, r->lr, (unsigned long long)r->seed, r->loss,
+                  (unsigned long long)key); /* an older sweep's file keeps its columns */
+        fflush(f);
+        snprintf(said, sizeof said, "loss %.5f", r->loss);
       }
-      if (o->coord_lr > 0)
-        for (int k = 0; k < r->nwatch; k++)
-          fprintf(f, "%d,%lld,%lld,%.9g,%llu,%d,%d,%.9g,%.9g\n", r->param, (long long)r->width, (long long)r->depth, r->lr,
-                  (unsigned long long)r->seed, k, r->line[k], r->rms0[k], r->rms1[k]);
-      else
-        fprintf(f, legacy ? "%d,%lld,%lld,%.9g,%llu,%.9g\n" : "%d,%lld,%lld,%.9g,%llu,%.9g,%016llx\n", r->param,
-                (long long)r->width, (long long)r->depth, r->lr, (unsigned long long)r->seed, r->loss,
-                (unsigned long long)key); /* an older sweep's file keeps its columns */
-      fflush(f);
-      printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: loss %.5f\n", finished, n, param_name(r->param),
-             (long long)r->width, dep, r->lr, (unsigned long long)r->seed, r->loss);
+      printf("[%d/%d] %-7s width %lld%s lr %.3g seed %llu: %s\n", finished, n, param_name(r->param), (long long)r->width,
+             dep, r->lr, (unsigned long long)r->seed, said);
       fflush(stdout);
       slot[i] = slot[--active];
       break;
