@@ -243,9 +243,10 @@ int cmd_train(Opts *o) {
   TrainProf prof = {0};
   if (o->profile) to.prof = &prof;
   struct stat st;
-  if (o->init_dir && (stat(o->init_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+  bool there = o->init_dir && stat(o->init_dir, &st) == 0;
+  if (o->init_dir && (!there || !S_ISDIR(st.st_mode))) {
     fprintf(stderr, "tilesmith: error: --init %s: %s\n", o->init_dir,
-            stat(o->init_dir, &st) != 0 ? "no such directory (it holds PARAM.npy files)" : "not a directory");
+            there ? "not a directory" : "no such directory (it holds PARAM.npy files)");
     goto done;
   }
   if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {

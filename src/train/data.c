@@ -129,7 +129,7 @@ static Tensor *read_csv(const char *path, const char *cols, char *err, size_t er
   int64_t nv = 0, capv = 0, rows = 0, width = -1, line = 0;
   char *p = text;
   if (!strncmp(p, "\xEF\xBB\xBF", 3)) p += 3; /* a UTF-8 byte-order mark (Excel's "CSV UTF-8") */
-  const char *bad = NULL;
+  bool bad = false; /* err says why */
   while (*p && !bad) {
     char *eol = strchr(p, '\n');
     if (eol) *eol = 0;
@@ -162,30 +162,30 @@ static Tensor *read_csv(const char *path, const char *cols, char *err, size_t er
     } else if (!numeric && !blank) {
       snprintf(err, errlen, "%s:%lld: field %lld, '%.*s', is not a number", path, (long long)line, (long long)c + 1,
                (int)strcspn(what, ",\r"), what);
-      bad = err;
+      bad = true;
     } else if (!blank) {
       if (width >= 0 && c != width) {
         snprintf(err, errlen, "%s:%lld: %lld values where the rows above have %lld", path, (long long)line,
                  (long long)c, (long long)width);
-        bad = err;
+        bad = true;
       } else if (c > MAXC) {
         snprintf(err, errlen, "%s:%lld: %lld values, more than the %d columns read", path, (long long)line,
                  (long long)c, MAXC);
-        bad = err;
+        bad = true;
       }
       int64_t k = pick ? npick : c;
       for (int i = 0; i < npick && !bad; i++)
         if (pick[i] >= c) {
           snprintf(err, errlen, "%s:%lld: column %d is picked, but the row has %lld values (columns 0-%lld)", path,
                    (long long)line, pick[i], (long long)c, (long long)c - 1);
-          bad = err;
+          bad = true;
         }
       if (!bad && nv + k > capv) {
         while (nv + k > capv) capv = capv ? 2 * capv : 4096;
         double *nvp = realloc(vals, sizeof(double) * (size_t)capv);
         if (!nvp) {
           snprintf(err, errlen, "%s: out of memory", path);
-          bad = err;
+          bad = true;
         } else {
           vals = nvp;
         }
