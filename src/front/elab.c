@@ -839,21 +839,7 @@ static Value *entry_arg(Elab *E, const Value *f, int i, Env *env, SizeArg *sizes
 static Value *entry_value(Elab *E, const char *entry, const Decl **out) {
   int index;
   const Decl *d = find_decl(E->prog, entry, E->prog->ndecls, &index);
-  if (!d) {
-    const char *s = entry_suggest(E->prog, entry);
-    if (s) ts_fatal(E->c, "no definition named '%s'; did you mean '%s'?", entry, s);
-    /* else the file's own definitions, the entries a user meant */
-    char list[400] = "";
-    size_t at = 0;
-    int n = 0;
-    for (int i = 0; i < E->prog->ndecls && at < sizeof list - 64; i++) {
-      const Decl *x = E->prog->decls[i];
-      if (x->pos.file && x->pos.file->is_prelude) continue;
-      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", n++ ? ", " : "", x->name);
-    }
-    if (n) ts_fatal(E->c, "no definition named '%s' (the file defines %s)", entry, list);
-    ts_fatal(E->c, "no definition named '%s'", entry);
-  }
+  if (!d) entry_unknown(E->c, E->prog, entry);
   *out = d;
   if (d->nparams == 0) return eval_const_decl(E, d, index, d->pos, false);
   Value *v = fn_value(E, FN_DECL, d->pos);

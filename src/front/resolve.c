@@ -99,16 +99,25 @@ const char *name_suggest(const Program *prog, const char *name, Env *env, int sc
   return best;
 }
 
-/* An entry's suggestion: the user's definitions only (the prelude's are
-   not entries one misspells), or NULL. */
-const char *entry_suggest(const Program *prog, const char *name) {
+/* A definition of the user's file (not the prelude's: those are not
+   entries one misspells). */
+static bool users_decl(const Decl *d) { return !(d->pos.file && d->pos.file->is_prelude); }
+
+void entry_unknown(Ctx *c, const Program *prog, const char *name) {
   const char *best = NULL;
   int len = (int)strlen(name), bestd = len / 2 + 1 < 4 ? len / 2 + 1 : 4; /* a short name suggests little */
-  for (int i = 0; i < prog->ndecls; i++) {
-    const Decl *d = prog->decls[i];
-    if (!(d->pos.file && d->pos.file->is_prelude)) consider(name, d->name, &best, &bestd);
-  }
-  return best;
+  for (int i = 0; i < prog->ndecls; i++)
+    if (users_decl(prog->decls[i])) consider(name, prog->decls[i]->name, &best, &bestd);
+  if (best) ts_fatal(c, "no definition named '%s'; did you mean '%s'?", name, best);
+  /* else the file's own definitions, the entries a user meant */
+  char list[400] = "";
+  size_t at = 0;
+  int n = 0;
+  for (int i = 0; i < prog->ndecls && at < sizeof list - 64; i++)
+    if (users_decl(prog->decls[i]))
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", n++ ? ", " : "", prog->decls[i]->name);
+  if (n) ts_fatal(c, "no definition named '%s' (the file defines %s)", name, list);
+  ts_fatal(c, "no definition named '%s'", name);
 }
 
 void name_unknown(Ctx *c, const Program *prog, Pos at, const char *name, Env *env, int scope) {

@@ -102,8 +102,9 @@ void name_check_projection(Ctx *c, Pos at, const char *name, Env *env);
 /* The known name nearest to `name` (locals, declarations before `scope`,
    builtins), or NULL if none is close. */
 const char *name_suggest(const Program *prog, const char *name, Env *env, int scope);
-/* An entry's suggestion among the user's definitions (not the prelude's), or NULL. */
-const char *entry_suggest(const Program *prog, const char *name);
+/* An --entry that names no definition: the user's definition nearest to it
+   (not the prelude's), else the list of them. */
+TS_NORETURN void entry_unknown(Ctx *c, const Program *prog, const char *name);
 /* Report a name that denotes nothing: defined only later, or unknown (with
    the nearest known name). */
 TS_NORETURN void name_unknown(Ctx *c, const Program *prog, Pos at, const char *name, Env *env, int scope);
