@@ -24,8 +24,9 @@ static const char *const tried[] = {"-", "stages=2", "copy=0", "copy=1", "stream
 typedef struct Cand {
   const char *spec;
   double predicted;      /* seconds */
-  char *text;            /* both targets' modules (to find duplicates) */
-  TileProgram *tp;
+  char *mod[2];          /* its TileLang and Triton modules, emitted once: compared (duplicates) and written */
+  size_t len[2];
+  char err[2][256];      /* why a module could not be emitted ("" when it was) */
 } Cand;
 
 int cmd_tune(Opts *o) {
@@ -39,10 +40,12 @@ int cmd_tune(Opts *o) {
   session_open(&s);
   int rc = EXIT_USER;
   Cand cands[NTRIED];
-  int n = 0, built = 0; /* texts of cands[0, built) are freed at the end */
+  int n = 0, built = 0; /* modules of cands[0, built) are freed at the end */
   Graph *g = load(&s, o->file) ? elaborate(&s, o, o->entry) : NULL;
   if (!g) goto done;
   o->nbind = entry_bindings(&s, o, o->bind, 64);
+  const char *sizes = sizes_text(s.arena, o);
+  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes, .source = g};
   for (int i = 0; i < NTRIED; i++) {
     Opts oi = *o;
     oi.quiet_schedule = true;
@@ -58,23 +61,29 @@ int cmd_tune(Opts *o) {
     if (oi.has_schedule && cp.stats.sched_unmet) continue; /* the schedule did not apply */
     /* what is written: both targets' modules (schedules can differ in the
        tile program and still emit the same code, a copy mode with nothing
-       to copy) */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) continue;
-    EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = "", .source = g};
-    char err[512];
-    for (int t = 0; t < 2; t++)
-      if (!emit_module(f, tp, t ? TARGET_TRITON : TARGET_TILELANG, &info, err, sizeof err)) tile_print(f, tp);
-    fclose(f);
+       to copy); one that could not be emitted is no one's duplicate */
+    Cand c = {.spec = tried[i], .predicted = cost_program(tp, gpu, NULL)};
+    bool emitted = true;
+    for (int t = 0; t < 2; t++) {
+      FILE *f = open_memstream(&c.mod[t], &c.len[t]);
+      if (!f) {
+        snprintf(c.err[t], sizeof c.err[t], "%s", strerror(errno));
+        emitted = false;
+        continue;
+      }
+      if (!emit_module(f, tp, t ? TARGET_TRITON : TARGET_TILELANG, &info, c.err[t], sizeof c.err[t])) emitted = false;
+      else c.err[t][0] = 0;
+      fclose(f);
+    }
     bool dup = false;
-    for (int k = 0; k < n && !dup; k++) dup = !strcmp(cands[k].text, text);
+    for (int k = 0; k < n && !dup && emitted; k++)
+      dup = !cands[k].err[0][0] && !cands[k].err[1][0] && cands[k].len[0] == c.len[0] && cands[k].len[1] == c.len[1] &&
+            !memcmp(cands[k].mod[0], c.mod[0], c.len[0]) && !memcmp(cands[k].mod[1], c.mod[1], c.len[1]);
     if (dup) {
-      free(text);
+      free(c.mod[0]), free(c.mod[1]);
       continue;
     }
-    cands[n++] = (Cand){tried[i], cost_program(tp, gpu, NULL), text, tp};
+    cands[n++] = c;
     built = n;
   }
   /* the cost model's order; its own choice is always written */
@@ -89,8 +98,6 @@ int cmd_tune(Opts *o) {
     fprintf(stderr, "tilesmith: error: cannot make %s: %s\n", o->out, strerror(errno));
     goto done;
   }
-  const char *sizes = sizes_text(s.arena, o);
-  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes, .source = g};
   const char *mpath = arena_printf(s.arena, "%s/manifest.json", o->out);
   FILE *mf = fopen(mpath, "w");
   if (!mf) {
@@ -117,12 +124,12 @@ int cmd_tune(Opts *o) {
       Target target = t ? TARGET_TRITON : TARGET_TILELANG;
       const char *name = arena_printf(s.arena, "%s_%d_%s.py", o->entry, i, target_name(target));
       const char *path = arena_printf(s.arena, "%s/%s", o->out, name);
-      FILE *f = fopen(path, "w");
-      char err[512];
-      ok = f && emit_module(f, cands[i].tp, target, &info, err, sizeof err);
+      FILE *f = cands[i].err[t][0] ? NULL : fopen(path, "w");
+      ok = f && fwrite(cands[i].mod[t], 1, cands[i].len[t], f) == cands[i].len[t];
       if (f && fclose(f) != 0) ok = false;
       if (!ok) {
-        fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", path, f ? err : strerror(errno));
+        fprintf(stderr, "tilesmith: error: cannot write %s: %s\n", path,
+                cands[i].err[t][0] ? cands[i].err[t] : strerror(errno));
         break;
       }
       json_begin_obj(&j);
@@ -143,7 +150,7 @@ int cmd_tune(Opts *o) {
          o->out);
   rc = EXIT_OK;
 done:
-  for (int i = 0; i < built; i++) free(cands[i].text);
+  for (int i = 0; i < built; i++) free(cands[i].mod[0]), free(cands[i].mod[1]);
   session_close(&s);
   return rc;
 }
