@@ -122,6 +122,8 @@ struct Emit {
   const TBuf *staged[16];   /* fragments read through a shared copy (TileLang) */
   int stage_from[16];       /* ... by the top-level statements after this index */
   int nstaged;
+  const TBuf *shared_a[8];  /* TileLang: computed product A operands written to shared memory */
+  int nshared_a;
   int top;                  /* the index of the top-level statement being written */
   const TBuf *dual[16];     /* Triton: loaded tiles a loop feeds to tl.dot and reads otherwise too */
   int ndual;

@@ -317,10 +317,15 @@ static bool kernel_copies(const Kernel *k) {
    Such an operand is allocated in shared memory instead: the map then
    writes it from the accumulator's own layout. */
 typedef struct TransRead { const TBuf *buf; bool hit; } TransRead;
+/* a tile read at [i, j], the map's own coordinates */
+static bool plain_ij(const SExpr *x) {
+  return x->nidx == 2 && x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I && x->idx[1]->kind == SX_VAR &&
+         x->idx[1]->var == TV_J;
+}
+
 static void trans_read(const SExpr *x, void *ud) {
   TransRead *t = ud;
-  if (x->kind == SX_TILE && x->buf->scope == SCOPE_FRAGMENT && x->nidx == 2 && x->buf != t->buf &&
-      !(x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I && x->idx[1]->kind == SX_VAR && x->idx[1]->var == TV_J))
+  if (x->kind == SX_TILE && x->buf->scope == SCOPE_FRAGMENT && x->nidx == 2 && x->buf != t->buf && !plain_ij(x))
     t->hit = true;
 }
 typedef struct TransOp { const TBuf *buf; bool gemm, trans; } TransOp;
@@ -628,6 +633,9 @@ static void rg_read(const SExpr *x, void *ud) {
   if (x->buf->shape.rank == 2) {
     int i = rg_index(st->g, x->buf);
     if (i < 0) return;
+    /* read at other than [i, j] (a transpose): the loop's layout cannot be
+       both fragments' row layout (TileLang: "layout infer conflict") */
+    if (!plain_ij(x)) st->g->bad[rg_find(st->g, i)] = true;
     if (st->group < 0) st->group = i;
     else if (st->join) rg_union(st->g, st->group, i);
   } else if (st->nr1 < 16) st->r1[st->nr1++] = x->buf;
@@ -669,6 +677,58 @@ static bool rg_pass1(const Stmt *s, int depth, void *ud) {
   case ST_IF: break;
   }
   return true;
+}
+
+/* Product operands kept in shared memory though the tile IR computes them
+   in registers.  A computed A tile (P of attention) is a register operand
+   of the product (wgmma from registers); its layout is the product's, and
+   the fragments maps tie to it take that layout too.  Where those are
+   reduced by rows and no product's accumulator among them pins a layout a
+   reduction can lower (scores loaded, not computed by a product),
+   TileLang 0.1.15 fails to lower the reduction ("ReduceOp cannot lower a
+   layout where a source index depends on a thread-owned reduce segment":
+   the attention backward's forward pass over stored scores, B=2, H=8,
+   N=1024).  Such an A is written to shared memory instead, and its group
+   gets the layout of its loads. */
+typedef struct Gemms { const Stmt *s[16]; int n; } Gemms;
+
+static bool collect_gemm(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Gemms *g = ud;
+  if (s->kind == ST_GEMM && g->n < 16) g->s[g->n++] = s;
+  return true;
+}
+
+static void find_shared_a_operands(Emit *e, const Kernel *k) {
+  e->nshared_a = 0;
+  RowGroups *g = calloc(1, sizeof *g);
+  if (!g) return;
+  for (int b = 0; b < k->bufs.len && g->n < 64; b++) {
+    const TBuf *t = k->bufs.data[b];
+    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2) continue;
+    g->buf[g->n] = t, g->parent[g->n] = g->n;
+    g->n++;
+  }
+  tile_walk(&k->body, rg_pass1, g);
+  Gemms gs = {.n = 0};
+  tile_walk(&k->body, collect_gemm, &gs);
+  bool pinned[64] = {false};
+  for (int q = 0; q < gs.n; q++) {
+    int d = rg_index(g, gs.s[q]->dst);
+    if (d >= 0) pinned[rg_find(g, d)] = true;
+  }
+  for (int q = 0; q < gs.n; q++) {
+    int a = rg_index(g, gs.s[q]->a);
+    if (a < 0 || !g->reduced[rg_find(g, a)] || pinned[rg_find(g, a)] || e->nshared_a == 8) continue;
+    e->shared_a[e->nshared_a++] = gs.s[q]->a;
+  }
+  free(g);
+}
+
+static bool shared_a_operand(const Emit *e, const TBuf *t) {
+  for (int i = 0; i < e->nshared_a; i++)
+    if (e->shared_a[i] == t) return true;
+  return false;
 }
 
 /* The rank-1 fragments a group's row layout reaches: the results of its
@@ -767,7 +827,7 @@ static void annotate_row_layouts(Emit *e, const Kernel *k) {
   if (!g) return;
   for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
-    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2) continue;
+    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2 || shared_a_operand(e, t)) continue;
     if (g->n == 64) { /* more than followed: no annotation */
       free(g);
       return;
@@ -814,6 +874,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   emit_printf(e, "):\n");
   emit_kernel_comment(e, k, "    ");
   e->no_copy = !kernel_copies(k); /* decided once per kernel; a loop may turn it off inside */
+  find_shared_a_operands(e, k);
   emit_printf(e, "    with T.Kernel(%lld, %lld, %lld, threads=%d) as (bx, by, bz):\n", (long long)k->grid[0],
               (long long)k->grid[1], (long long)k->grid[2], k->threads);
   /* a product kernel of a 2-D grid of many blocks visits its blocks in
@@ -830,7 +891,8 @@ static void tl_kernel(Emit *e, const Kernel *k) {
     emit_printf(e, "        T.use_swizzle(panel_size=%d)\n", swizzle);
   for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
-    Scope scope = t->scope == SCOPE_FRAGMENT && transposed_operand(k, t) ? SCOPE_SHARED : t->scope;
+    Scope scope =
+        t->scope == SCOPE_FRAGMENT && (transposed_operand(k, t) || shared_a_operand(e, t)) ? SCOPE_SHARED : t->scope;
     char shape[64];
     if (t->shape.rank == 1) snprintf(shape, sizeof shape, "(%lld,)", (long long)t->shape.d[0].n);
     else snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)t->shape.d[0].n, (long long)t->shape.d[1].n);
