@@ -76,6 +76,26 @@ static int64_t pow2ceil(int64_t v) {
 
 static bool is_product(const Node *n) { return op_info[n->op].cls == OPC_MATMUL; }
 
+/* the kernel reads a product another kernel computed (through layout ops) */
+static bool reads_product(const PKernel *k) {
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *m = k->members.data[i];
+    for (int j = 0; j < m->nin; j++) {
+      const Node *n = m->in[j];
+      while (!k->member[n->id] && op_info[n->op].cls == OPC_LAYOUT && n->nin == 1) n = n->in[0];
+      if (!k->member[n->id] && is_product(n)) return true;
+    }
+  }
+  return false;
+}
+
+/* the kernel stores the program's result (itself or through a reshape) */
+static bool stores_result(const S *s, const PKernel *k) {
+  for (int i = 0; i < k->outs.len; i++)
+    if (k->outs.data[i] == s->g->output || (k->views.len > i && k->views.data[i] == s->g->output)) return true;
+  return false;
+}
+
 /* Is axis a contracted by a product and reduced by nothing else (may it
    be an INNER axis, looped inside the product)? */
 static bool contraction_only(const PKernel *k, int a) {
@@ -412,12 +432,15 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
   if (col >= 0 && k->ax[col].reduced) col = -1;
   if (row >= 0 && k->ax[row].reduced) row = -1;
   bool gemm = false;
-  for (int i = 0; i < k->members.len; i++) gemm |= is_product(k->members.data[i]);
-  static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128}, gemm_stream[] = {32, 64, 128};
+  int nproducts = 0;
+  for (int i = 0; i < k->members.len; i++) nproducts += is_product(k->members.data[i]);
+  gemm = nproducts > 0;
+  bool wide_ok = nproducts == 1 && stores_result(s, k) && !reads_product(k);
+  static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128, 256}, gemm_stream[] = {32, 64, 128};
   static const int64_t row_rows[] = {1, 4, 16}, row_cols[] = {128, 1024}, row_stream[] = {256, 1024};
   const int64_t *R = gemm ? gemm_rows : row_rows, *C = gemm ? gemm_cols : row_cols;
   const int64_t *T = gemm ? gemm_stream : row_stream;
-  int nR = gemm ? 2 : 3, nC = 2, nT = gemm ? 3 : 2;
+  int nR = gemm ? 2 : 3, nC = gemm ? 3 : 2, nT = gemm ? 3 : 2;
   static const int thread_counts[] = {128, 256};
   const int *TH = thread_counts;
   int nTH = 2;
@@ -441,9 +464,24 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
             if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
             /* Hopper's warpgroup gemm: 64 rows per 128 threads */
             if (gemm && c.threads > 128 && c.rtile < 128 && !(sc && sc->threads)) continue;
+            /* 128 x 256 product tiles on two warpgroups (TileLang's
+               textbook GEMM's tile: 0.63 of the tensor-core rate against
+               0.53 at 128 x 128): for a kernel of one product whose result
+               leaves the program and that reads no other kernel's product.
+               Two accumulators of that size are 256 registers a thread,
+               and spill (swiglu's gate and up: 3.6x slower, session 5); a
+               product whose result another kernel reads, or one that reads
+               another's, would price a partition that stores a product
+               against fused kernels whose loops cannot widen yet
+               (attention's P and O, the cross-entropy's logits, a⬝W1 + b⬝W2's
+               two accumulators): the search would trade the fused
+               structures for a tile rate their loops do not get */
             if (row < 0 && ri) continue;
             if (col < 0 && ci) continue;
             if (!apply(k, &c, row, col)) continue;
+            if (gemm && c.ctile > 128 && !(sc && sc->cols) &&
+                !(wide_ok && c.threads == 256 && row >= 0 && k->ax[row].tile == 128 && k->ax[col].tile == 256))
+              continue;
             /* a tile apply clamped to its axis is not the one asked for */
             if (sc && ((sc->rows && row >= 0 && k->ax[row].tile != sc->rows) ||
                        (sc->cols && col >= 0 && k->ax[col].tile != sc->cols)))
