@@ -89,6 +89,63 @@ static bool reads_product(const PKernel *k) {
   return false;
 }
 
+/* n, or what it is computed from elementwise, reads a reduction along
+   dimension d of n's shape (a result of size 1 there, broadcast back): a
+   row's max or sum over the axis a product contracts.  Walked through
+   elementwise ops only (layout ops and products end the walk), at most
+   `budget` nodes. */
+/* an op of one element from one element each of its operands (no layout op) */
+static bool pointwise_op(const Node *n) {
+  OpClass c = op_info[n->op].cls;
+  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT;
+}
+
+/* n is a product, or computed from one elementwise or by layout ops */
+static bool from_product(const Node *n, int *budget) {
+  if (--*budget < 0) return false;
+  if (is_product(n)) return true;
+  if (!pointwise_op(n) && op_info[n->op].cls != OPC_LAYOUT) return false;
+  for (int i = 0; i < n->nin; i++)
+    if (from_product(n->in[i], budget)) return true;
+  return false;
+}
+
+/* walks n's operands elementwise along dimension d of n: `size1` follows
+   the operands of size 1 there (a row statistic and what is computed from
+   it), else those of n's own size; true at a reduction over d of a
+   product's result (a softmax's max or sum over the keys its scores) */
+static bool walk_dim(const Node *n, int d, bool size1, int *budget) {
+  if (--*budget < 0 || d < 0) return false;
+  if (size1 && op_info[n->op].cls == OPC_REDUCE) return n->axis == d && from_product(n->in[0], budget);
+  if (!pointwise_op(n)) return false;
+  for (int i = 0; i < n->nin; i++) {
+    const Node *c = n->in[i];
+    int cd = d - (n->shape.rank - c->shape.rank);
+    if (cd < 0) continue;
+    bool one = c->shape.d[cd].n == 1 && n->shape.d[d].n > 1;
+    if (size1 ? c->shape.d[cd].n == 1 && walk_dim(c, cd, true, budget)
+              : (one ? walk_dim(c, cd, true, budget) : walk_dim(c, cd, false, budget)))
+      return true;
+  }
+  return false;
+}
+
+static bool reduced_along(const Node *n, int d, int *budget) { return walk_dim(n, d, false, budget); }
+
+/* the kernel's product reads an operand that normalizes a product along
+   its contraction axis (attention's P = exp(s - max s) / sum s: what
+   online softmax streams; RMSNorm's row scale of an input is not one) */
+static bool normalized_operand(const PKernel *k) {
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *m = k->members.data[i];
+    if (!is_product(m)) continue;
+    const Node *a = m->in[0], *b = m->in[1];
+    int ba = 256, bb = 256;
+    if (reduced_along(a, a->shape.rank - 1, &ba) || reduced_along(b, b->shape.rank - 2, &bb)) return true;
+  }
+  return false;
+}
+
 /* the kernel stores the program's result (itself or through a reshape) */
 static bool stores_result(const S *s, const PKernel *k) {
   for (int i = 0; i < k->outs.len; i++)
@@ -435,7 +492,7 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
   int nproducts = 0;
   for (int i = 0; i < k->members.len; i++) nproducts += is_product(k->members.data[i]);
   gemm = nproducts > 0;
-  bool wide_ok = nproducts == 1 && stores_result(s, k) && !reads_product(k);
+  bool wide_ok = nproducts == 1 && stores_result(s, k) && !reads_product(k) && !normalized_operand(k);
   static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128, 256}, gemm_stream[] = {32, 64, 128};
   static const int64_t row_rows[] = {1, 4, 16}, row_cols[] = {128, 1024}, row_stream[] = {256, 1024};
   const int64_t *R = gemm ? gemm_rows : row_rows, *C = gemm ? gemm_cols : row_cols;
@@ -467,7 +524,9 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
             /* 128 x 256 product tiles on two warpgroups (TileLang's
                textbook GEMM's tile: 0.63 of the tensor-core rate against
                0.53 at 128 x 128): for a kernel of one product whose result
-               leaves the program and that reads no other kernel's product.
+               leaves the program, that reads no other kernel's product and
+               whose operands are not normalized along the contraction
+               (attention's P).
                Two accumulators of that size are 256 registers a thread,
                and spill (swiglu's gate and up: 3.6x slower, session 5); a
                product whose result another kernel reads, or one that reads

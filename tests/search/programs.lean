@@ -158,3 +158,12 @@ def qkNormAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (gq gk : Param
 
 def qk_norm_attention_big := qkNormAttention 2 8 2048 64
 def qk_norm_attention_b1 := qkNormAttention 1 1 4096 64
+
+/-- Soft-capped attention with a wide head (D = 256, Gemma 2's cap): the
+P⬝V product is a plain one-product kernel if the scores are stored, and a
+128 × 256 tile is offered to such kernels; the search must not store P
+for it (P normalizes a product along the contraction axis). -/
+def softcapAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) : Tensor [B, H, N, D] :=
+  softmax (softcap ((q ⬝ kᵀ) / sqrt D) 50.0) ⬝ v
+
+def softcap_attention_d256 := softcapAttention 4 8 4096 256
