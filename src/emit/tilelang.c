@@ -822,15 +822,15 @@ static bool rg_group_ok(RowGroups *g, const Emit *e, const Kernel *k, int grp) {
   return ok;
 }
 
-static void annotate_row_layouts(Emit *e, const Kernel *k) {
+static int annotate_row_layouts(Emit *e, const Kernel *k, bool print) {
   RowGroups *g = calloc(1, sizeof *g);
-  if (!g) return;
+  if (!g) return 0;
   for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
     if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2 || shared_a_operand(e, t)) continue;
     if (g->n == 64) { /* more than followed: no annotation */
       free(g);
-      return;
+      return 0;
     }
     g->buf[g->n] = t, g->parent[g->n] = g->n;
     g->bad[g->n] = transposed_operand(k, t);
@@ -855,13 +855,18 @@ static void annotate_row_layouts(Emit *e, const Kernel *k) {
     while (tpr > 1 && (cols / v) % tpr) tpr /= 2;
     if (rows < 2 || threads % tpr || rows % (threads / tpr)) continue;
     long long R = rows, C = cols, V = v, L = tpr, P = threads / tpr;
+    if (!print) {
+      n++;
+      continue;
+    }
     emit_printf(e,
                 "%s%s: T.Fragment((%lld, %lld), forward_thread_fn=lambda i, j: (i %% %lld) * %lld + (j // %lld) %% %lld, "
                 "forward_index_fn=lambda i, j: (i // %lld) * %lld + (j // %lld) * %lld + j %% %lld)",
                 n++ ? ", " : "        T.annotate_layout({", g->buf[i]->name, R, C, P, L, V, L, P, C / L, V * L, V, V);
   }
-  if (n) emit_printf(e, "})\n");
+  if (n && print) emit_printf(e, "})\n");
   free(g);
+  return n;
 }
 
 /* a map written as T.copy inside a loop (T.Pipelined: TileLang
@@ -929,14 +934,18 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   for (int i = 0; i < e->nstaged; i++)
     emit_printf(e, "        %s_s = T.alloc_shared((%lld,), \"%s\")\n", e->staged[i]->name,
                 (long long)e->staged[i]->shape.d[0].n, dtype_name(e->staged[i]->dtype));
-  /* after find_staged: a staged read links no layout.  Not where a
-     pipelined loop's tiles come by T.copy: TileLang then splits the block
-     into a producer and consumers, and a layout annotated over the block's
-     threads gave rows to threads that do not run the loop
+  /* after find_staged: a staged read links no layout.  A kernel with an
+     annotated layout loads element-wise: where a pipelined loop's tiles
+     come by T.copy TileLang splits the block into a producer and
+     consumers, and the layout over the block's threads then went wrong
      (rmsnorm_matmul_16k at 128 x 256 on 256 threads: 4.5% of the outputs
-     non-finite on an H100; the same kernel unannotated, or without
-     T.copy, correct) */
-  if (e->no_copy || !copies_in_pipeline(&k->body, false)) annotate_row_layouts(e, k);
+     non-finite on an H100; the same kernel without T.copy correct, 1.209
+     ms), while without the annotation TileLang finds no layout for some
+     such fragments ("no available layout found": a softmax backward's tie
+     indicator reduced in its key loop, qk-norm attention's sum of
+     squares), so the annotation stays and the copies go */
+  if (!e->no_copy && annotate_row_layouts(e, k, false) && copies_in_pipeline(&k->body, false)) e->no_copy = true;
+  annotate_row_layouts(e, k, true);
   for (int i = 0; i < k->body.len; i++) {
     /* each staged fragment is copied before the first statement that reads its copy */
     for (int q = 0; q < e->nstaged; q++)
