@@ -141,6 +141,15 @@ SMALL = [
     ("tests/emit/awkward_names.lean", "launchNames", ""),
 ]
 
+# instances at sizes whose plans differ from the small ones' (lowered and
+# built in the storage type only, like the examples' own instances):
+# qk-norm attention's forward at a training size has a row layout beside a
+# pipelined loop that TileLang once could not lay out (no annotation) or laid
+# out wrong (annotation with T.copy)
+LARGE = [
+    ("tests/emit/small_products.lean", "qkNormAttention", "B=2,H=8,N=2048,D=128"),
+]
+
 # modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own
 # GPU-less build, as a user would run it), with the toolchain installed
 COMPILE_ONLY = ["attention.lean:attention[B=2,H=2,N=8,D=4]:bf16",
@@ -404,6 +413,7 @@ def main():
     examples = sorted(os.path.join("examples", n) for n in os.listdir(os.path.join(ROOT, "examples"))
                       if n.endswith(".lean"))
     instances = [] if a.prebuilt or a.small_only else [(p, e, s, False) for p, e, s in concrete_instances(tool, examples)]
+    instances += [] if a.prebuilt or a.small_only else [(p, e, s, False) for p, e, s in LARGE]
     instances += [(p, e, s, True) for p, e, s in SMALL]
     if not a.no_prims and not a.prebuilt:
         instances += [(p, e, s, True) for p, e, s in concrete_instances(tool, [os.path.join("tests", "prims.lean")])]
