@@ -63,6 +63,7 @@ examples/softmax.lean rowSoftmax M=4096,N=8192
 examples/layernorm.lean rowLayernorm M=4096,N=4096
 examples/attention.lean attention B=2,H=8,N=1024,D=64
 examples/causal_attention.lean causalAttention B=2,H=8,N=1024,D=64
+examples/softcap_window_attention.lean softcapWindowAttention B=2,H=8,N=1024,D=64,W=256
 examples/rmsnorm_matmul.lean rmsnormMatmul M=4096,K=4096,N=4096
 examples/swiglu_mlp.lean swigluMlp M=2048,D=1024,F=2816
 examples/linear_cross_entropy.lean linearCrossEntropy M=1024,D=1024,V=8192

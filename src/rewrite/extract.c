@@ -304,6 +304,15 @@ static Graph *extract(EGraph *eg, int root, EgCostFn cost, void *user, bool dag,
   for (int c = 0; c < nc; c++) x.best[c] = -1;
   if (dag) {
     choose_dag(&x, cost ? cost : eg_default_cost, user);
+    if (!isfinite(dag_total(&x, cost ? cost : eg_default_cost, user, root))) {
+      /* a class took a cheaper term after a parent had chosen it, and the
+         new term reaches the parent (masked soft-capped attention's
+         gradient): start the local search from the tree choice instead,
+         acyclic at its fixpoint since every e-node costs more than its
+         children */
+      for (int c = 0; c < nc; c++) x.best[c] = -1;
+      choose(&x, cost ? cost : eg_default_cost, user);
+    }
     refine_dag(&x, cost ? cost : eg_default_cost, user, root);
     memset(x.state, 0, (size_t)nc);
   } else {
