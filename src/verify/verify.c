@@ -796,6 +796,7 @@ static int probe_matches(Ctx *c, const Program *prog, const char *entry, SizeArg
 
 typedef struct Tally {
   int pass, fail, skip, instances, nostruct;
+  int noelab, nontrivial;         /* size sets that do not elaborate; instances with a size above 1 */
   int vacuous;                    /* passed trials whose every checked element's bound admits any value */
   int64_t elements, unverifiable; /* over every trial */
   Json *json;                     /* --format json: the records go here, not lines */
@@ -1010,6 +1011,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
         else fprintf(out, "skip %s: %s\n", lab, why);
         tl.nostruct++;
       }
+      if (!tp && !skip[0] && !broken) tl.noelab++;
       bool run = broken || (tp && tile_work(tp) <= WORK_BUDGET);
       if (run) {
         char label[512];
@@ -1020,6 +1022,11 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
                                    (long long)s[k].value);
         if (used < sizeof label) snprintf(label + used, sizeof label - used, "%s[%s]", nn ? " " : "", family_name[fam]);
         memcpy(done[ndone++], vals, sizeof(int64_t) * (size_t)nn);
+        for (int k = 0; k < nn; k++)
+          if (vals[k] > 1) {
+            tl.nontrivial++;
+            break;
+          }
         if (broken) {
           /* an internal error of the lowering is a failure of the instance */
           record(&tl, out, "FAIL", label, o->dtype, NULL, "the lowering broke a tile invariant (printed above)", NULL);
@@ -1042,6 +1049,7 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
     json_kint(&json, "failed", tl.fail);
     json_kint(&json, "skipped_trials", tl.skip);
     json_kint(&json, "skipped_instances", tl.nostruct);
+    json_kint(&json, "unelaborated_size_sets", tl.noelab);
     json_kint(&json, "elements", tl.elements);
     json_kint(&json, "unverifiable", tl.unverifiable);
     json_kint(&json, "vacuous_trials", tl.vacuous);
@@ -1054,6 +1062,14 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
     fprintf(err, "tilesmith: error: no small instance of '%s' elaborates (tried sizes of every family)\n", entry);
     return 1;
   }
+  /* sizes the program ties together (D = H * Dh as two parameters) shrink
+     apart and do not elaborate: say so where only sizes of 1 were left */
+  if (!tl.nontrivial && nn && tl.noelab)
+    fprintf(err,
+            "tilesmith: warning: only instances with every size 1 elaborate (%d other size set%s did not: sizes "
+            "the program ties together, such as D = H * Dh, shrink apart); pass small --size values that fit "
+            "together to verify larger ones\n",
+            tl.noelab, tl.noelab == 1 ? "" : "s");
   if (tl.json) return tl.fail ? 1 : 0;
   fprintf(out, "verify %s%s, storage %s: %d instance%s, %d trials: %d passed, %d failed", entry,
           o->grad ? " (backward pass)" : "", dtype_name(o->dtype),
