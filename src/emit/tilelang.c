@@ -421,6 +421,8 @@ static void parallel(Emit *e, const char *ind, int64_t r, int64_t c, bool two) {
 
 static void tl_list(Emit *e, const StmtList *l, const char *ind);
 
+static bool loop_copies(const Emit *e, const Stmt *loop, bool no_copy);
+
 static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
   switch (s->kind) {
   case ST_FILL:
@@ -520,7 +522,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
        (element-wise maps): those loops run unpipelined; with T.copy (TMA)
        it pipelines any bounds */
     bool was = e->no_copy;
-    e->no_copy = was || tile_thread_fills(&s->body, copyable); /* a loop whose shared tiles the threads fill keeps its loads element-wise */
+    e->no_copy = !loop_copies(e, s, was);
     bool fixed = (from0 && s->hi->kind == SX_INT) || !e->no_copy;
     int stages = fixed ? s->stages : 0;
     emit_printf(e, "%sfor %s in T.%s(", ind, tvar_name(s->var), fixed ? "Pipelined" : "serial");
@@ -699,17 +701,37 @@ static bool collect_gemm(const Stmt *s, int depth, void *ud) {
   return true;
 }
 
-static void find_shared_a_operands(Emit *e, const Kernel *k) {
-  e->nshared_a = 0;
+static bool shared_a_operand(const Emit *e, const TBuf *t) {
+  for (int i = 0; i < e->nshared_a; i++)
+    if (e->shared_a[i] == t) return true;
+  return false;
+}
+
+/* The kernel's 2-D register fragments (those left in registers by the
+   shared operands found so far) joined into groups by the maps and stores
+   that tie them (rg_pass1); NULL past 64 fragments (not followed). */
+static RowGroups *rg_build(const Emit *e, const Kernel *k) {
   RowGroups *g = calloc(1, sizeof *g);
-  if (!g) return;
-  for (int b = 0; b < k->bufs.len && g->n < 64; b++) {
+  if (!g) return NULL;
+  for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
-    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2) continue;
+    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2 || shared_a_operand(e, t)) continue;
+    if (g->n == 64) {
+      free(g);
+      return NULL;
+    }
     g->buf[g->n] = t, g->parent[g->n] = g->n;
+    g->bad[g->n] = transposed_operand(k, t);
     g->n++;
   }
   tile_walk(&k->body, rg_pass1, g);
+  return g;
+}
+
+static void find_shared_a_operands(Emit *e, const Kernel *k) {
+  e->nshared_a = 0;
+  RowGroups *g = rg_build(e, k);
+  if (!g) return;
   Gemms gs = {.n = 0};
   tile_walk(&k->body, collect_gemm, &gs);
   bool pinned[64] = {false};
@@ -725,10 +747,31 @@ static void find_shared_a_operands(Emit *e, const Kernel *k) {
   free(g);
 }
 
-static bool shared_a_operand(const Emit *e, const TBuf *t) {
-  for (int i = 0; i < e->nshared_a; i++)
-    if (e->shared_a[i] == t) return true;
-  return false;
+/* where a tile buffer lives in the module: the tile IR's scope, but for
+   the product operands written to shared memory instead of registers */
+static Scope emitted_scope(const Emit *e, const Kernel *k, const TBuf *t) {
+  return t->scope == SCOPE_FRAGMENT && (transposed_operand(k, t) || shared_a_operand(e, t)) ? SCOPE_SHARED : t->scope;
+}
+
+typedef struct Fills { const Emit *e; bool hit; } Fills;
+
+static bool moved_fill(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Fills *f = ud;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && emitted_scope(f->e, f->e->k, s->dst) == SCOPE_SHARED)
+    f->hit = true;
+  return !f->hit;
+}
+
+/* Does a loop load its tiles by T.copy?  Not where the kernel's loads are
+   element-wise (no_copy) and not where the threads also fill a shared
+   tile in it, one of the tile IR's or an operand moved to shared memory
+   here (TileLang 0.1.15 then computes wrong products: see above). */
+static bool loop_copies(const Emit *e, const Stmt *loop, bool no_copy) {
+  if (no_copy || tile_thread_fills(&loop->body, copyable)) return false;
+  Fills f = {e, false};
+  tile_walk(&loop->body, moved_fill, &f);
+  return !f.hit;
 }
 
 /* The rank-1 fragments a group's row layout reaches: the results of its
@@ -823,20 +866,8 @@ static bool rg_group_ok(RowGroups *g, const Emit *e, const Kernel *k, int grp) {
 }
 
 static int annotate_row_layouts(Emit *e, const Kernel *k, bool print) {
-  RowGroups *g = calloc(1, sizeof *g);
-  if (!g) return 0;
-  for (int b = 0; b < k->bufs.len; b++) {
-    const TBuf *t = k->bufs.data[b];
-    if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2 || shared_a_operand(e, t)) continue;
-    if (g->n == 64) { /* more than followed: no annotation */
-      free(g);
-      return 0;
-    }
-    g->buf[g->n] = t, g->parent[g->n] = g->n;
-    g->bad[g->n] = transposed_operand(k, t);
-    g->n++;
-  }
-  tile_walk(&k->body, rg_pass1, g);
+  RowGroups *g = rg_build(e, k);
+  if (!g) return 0; /* more fragments than followed: no annotation */
   for (int i = 0; i < g->n; i++) { /* one shape a group */
     int r = rg_find(g, i);
     const Shape *a = &g->buf[i]->shape, *b = &g->buf[r]->shape;
@@ -870,13 +901,13 @@ static int annotate_row_layouts(Emit *e, const Kernel *k, bool print) {
 }
 
 /* a map written as T.copy inside a loop (T.Pipelined: TileLang
-   warp-specializes it), by tl_stmt's rule for a loop's copies */
-static bool copies_in_pipeline(const StmtList *l, bool in_loop) {
+   warp-specializes it), by loop_copies' rule */
+static bool copies_in_pipeline(const Emit *e, const StmtList *l, bool in_loop) {
   for (int i = 0; i < l->len; i++) {
     const Stmt *s = l->data[i];
     if (s->kind == ST_MAP && in_loop && copyable(s)) return true;
-    if (s->kind == ST_LOOP && !tile_thread_fills(&s->body, copyable) && copies_in_pipeline(&s->body, true)) return true;
-    if (s->kind == ST_IF && (copies_in_pipeline(&s->body, in_loop) || copies_in_pipeline(&s->orelse, in_loop)))
+    if (s->kind == ST_LOOP && loop_copies(e, s, false) && copies_in_pipeline(e, &s->body, true)) return true;
+    if (s->kind == ST_IF && (copies_in_pipeline(e, &s->body, in_loop) || copies_in_pipeline(e, &s->orelse, in_loop)))
       return true;
   }
   return false;
@@ -909,8 +940,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
     emit_printf(e, "        T.use_swizzle(panel_size=%d)\n", swizzle);
   for (int b = 0; b < k->bufs.len; b++) {
     const TBuf *t = k->bufs.data[b];
-    Scope scope =
-        t->scope == SCOPE_FRAGMENT && (transposed_operand(k, t) || shared_a_operand(e, t)) ? SCOPE_SHARED : t->scope;
+    Scope scope = emitted_scope(e, k, t);
     char shape[64];
     if (t->shape.rank == 1) snprintf(shape, sizeof shape, "(%lld,)", (long long)t->shape.d[0].n);
     else snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)t->shape.d[0].n, (long long)t->shape.d[1].n);
@@ -943,8 +973,11 @@ static void tl_kernel(Emit *e, const Kernel *k) {
      ms), while without the annotation TileLang finds no layout for some
      such fragments ("no available layout found": a softmax backward's tie
      indicator reduced in its key loop, qk-norm attention's sum of
-     squares), so the annotation stays and the copies go */
-  if (!e->no_copy && annotate_row_layouts(e, k, false) && copies_in_pipeline(&k->body, false)) e->no_copy = true;
+     squares), so the annotation stays and the copies go.  The price: a
+     loop whose bounds depend on the block (a causal key loop) is then not
+     pipelined (cp.async needs a constant trip count), and the cost model
+     does not know it; unmeasured (causal qk-norm attention) */
+  if (!e->no_copy && annotate_row_layouts(e, k, false) && copies_in_pipeline(e, &k->body, false)) e->no_copy = true;
   annotate_row_layouts(e, k, true);
   for (int i = 0; i < k->body.len; i++) {
     /* each staged fragment is copied before the first statement that reads its copy */
@@ -957,6 +990,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   }
   e->top = 0;
   e->nstaged = 0;
+  e->nshared_a = 0;
   if (!k->body.len) emit_printf(e, "        pass\n");
 }
 

@@ -308,8 +308,8 @@ static Graph *extract(EGraph *eg, int root, EgCostFn cost, void *user, bool dag,
       /* a class took a cheaper term after a parent had chosen it, and the
          new term reaches the parent (masked soft-capped attention's
          gradient): start the local search from the tree choice instead,
-         acyclic at its fixpoint since every e-node costs more than its
-         children */
+         acyclic at its fixpoint (no e-node costs less than its children,
+         and a class changes its term only for a strictly cheaper one) */
       for (int c = 0; c < nc; c++) x.best[c] = -1;
       choose(&x, cost ? cost : eg_default_cost, user);
     }

@@ -89,48 +89,48 @@ static bool reads_product(const PKernel *k) {
   return false;
 }
 
-/* n, or what it is computed from elementwise, reads a reduction along
-   dimension d of n's shape (a result of size 1 there, broadcast back): a
-   row's max or sum over the axis a product contracts.  Walked through
-   elementwise ops only (layout ops and products end the walk), at most
-   `budget` nodes. */
-/* an op of one element from one element each of its operands (no layout op) */
+/* an op of one element from one element each of its operands */
 static bool pointwise_op(const Node *n) {
   OpClass c = op_info[n->op].cls;
   return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT;
 }
 
-/* n is a product, or computed from one elementwise or by layout ops */
+/* ... or a layout op, which moves elements without computing */
+static bool elementwise(const Node *n) { return pointwise_op(n) || op_info[n->op].cls == OPC_LAYOUT; }
+
+/* n is a product, or computed from one elementwise; true also when the
+   walk's budget runs out (the caller's answer is then the cautious one) */
 static bool from_product(const Node *n, int *budget) {
-  if (--*budget < 0) return false;
+  if (--*budget < 0) return true;
   if (is_product(n)) return true;
-  if (!pointwise_op(n) && op_info[n->op].cls != OPC_LAYOUT) return false;
+  if (!elementwise(n)) return false;
   for (int i = 0; i < n->nin; i++)
     if (from_product(n->in[i], budget)) return true;
   return false;
 }
 
-/* walks n's operands elementwise along dimension d of n: `size1` follows
-   the operands of size 1 there (a row statistic and what is computed from
-   it), else those of n's own size; true at a reduction over d of a
-   product's result (a softmax's max or sum over the keys its scores) */
-static bool walk_dim(const Node *n, int d, bool size1, int *budget) {
-  if (--*budget < 0 || d < 0) return false;
+/* Does n, through pointwise ops along dimension d of its shape, read a
+   reduction over d of a product's result, broadcast back (a softmax's max
+   or sum over the keys of its scores)?  `size1` follows the operands of
+   size 1 along d (a row statistic and what is computed from it), else the
+   operands of n's size there too; layout ops and products end the walk.
+   True when the budget runs out, the cautious answer: shared operands are
+   walked once per path. */
+static bool reduced_along(const Node *n, int d, bool size1, int *budget) {
+  if (--*budget < 0) return true;
+  if (d < 0) return false;
   if (size1 && op_info[n->op].cls == OPC_REDUCE) return n->axis == d && from_product(n->in[0], budget);
   if (!pointwise_op(n)) return false;
   for (int i = 0; i < n->nin; i++) {
     const Node *c = n->in[i];
     int cd = d - (n->shape.rank - c->shape.rank);
     if (cd < 0) continue;
-    bool one = c->shape.d[cd].n == 1 && n->shape.d[d].n > 1;
-    if (size1 ? c->shape.d[cd].n == 1 && walk_dim(c, cd, true, budget)
-              : (one ? walk_dim(c, cd, true, budget) : walk_dim(c, cd, false, budget)))
+    bool one = c->shape.d[cd].n == 1 && n->shape.d[d].n > 1; /* broadcast along d: a row statistic */
+    if (size1 ? c->shape.d[cd].n == 1 && reduced_along(c, cd, true, budget) : reduced_along(c, cd, one, budget))
       return true;
   }
   return false;
 }
-
-static bool reduced_along(const Node *n, int d, int *budget) { return walk_dim(n, d, false, budget); }
 
 /* the kernel's product reads an operand that normalizes a product along
    its contraction axis (attention's P = exp(s - max s) / sum s: what
@@ -140,8 +140,8 @@ static bool normalized_operand(const PKernel *k) {
     const Node *m = k->members.data[i];
     if (!is_product(m)) continue;
     const Node *a = m->in[0], *b = m->in[1];
-    int ba = 256, bb = 256;
-    if (reduced_along(a, a->shape.rank - 1, &ba) || reduced_along(b, b->shape.rank - 2, &bb)) return true;
+    int ba = 1024, bb = 1024;
+    if (reduced_along(a, a->shape.rank - 1, false, &ba) || reduced_along(b, b->shape.rank - 2, false, &bb)) return true;
   }
   return false;
 }
@@ -521,6 +521,9 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
             if (st >= 0 && c.stile > pow2ceil(k->ax[st].size)) continue;
             /* Hopper's warpgroup gemm: 64 rows per 128 threads */
             if (gemm && c.threads > 128 && c.rtile < 128 && !(sc && sc->threads)) continue;
+            if (row < 0 && ri) continue;
+            if (col < 0 && ci) continue;
+            if (!apply(k, &c, row, col)) continue;
             /* 128 x 256 product tiles on two warpgroups (TileLang's
                textbook GEMM's tile: 0.63 of the tensor-core rate against
                0.53 at 128 x 128): for a kernel of one product whose result
@@ -535,9 +538,6 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
                (attention's P and O, the cross-entropy's logits, a⬝W1 + b⬝W2's
                two accumulators): the search would trade the fused
                structures for a tile rate their loops do not get */
-            if (row < 0 && ri) continue;
-            if (col < 0 && ci) continue;
-            if (!apply(k, &c, row, col)) continue;
             if (gemm && c.ctile > 128 && !(sc && sc->cols) &&
                 !(wide_ok && c.threads == 256 && row >= 0 && k->ax[row].tile == 128 && k->ax[col].tile == 256))
               continue;
@@ -724,11 +724,6 @@ static bool feeds_product(const Node *x, const int *const *users, const int *nus
     if (op_info[y->op].cls == OPC_LAYOUT && depth < 8 && feeds_product(y, users, nusers, g, depth + 1)) return true;
   }
   return false;
-}
-
-static bool elementwise(const Node *n) {
-  OpClass c = op_info[n->op].cls;
-  return c == OPC_UNARY || c == OPC_BINARY || c == OPC_COMPARE || c == OPC_SELECT || c == OPC_LAYOUT;
 }
 
 /* Does n reach a product's operand through elementwise nodes no kernel

@@ -1066,9 +1066,9 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
      apart and do not elaborate: say so where only sizes of 1 were left */
   if (!tl.nontrivial && nn && tl.noelab)
     fprintf(err,
-            "tilesmith: warning: only instances with every size 1 elaborate (%d other size set%s did not: sizes "
-            "the program ties together, such as D = H * Dh, shrink apart); pass small --size values that fit "
-            "together to verify larger ones\n",
+            "tilesmith: warning: only instances with every size 1 were checked (%d size set%s tried did not "
+            "elaborate: sizes the program ties together, such as D = H * Dh, shrink apart); pass small --size "
+            "values that fit together to verify larger ones\n",
             tl.noelab, tl.noelab == 1 ? "" : "s");
   if (tl.json) return tl.fail ? 1 : 0;
   fprintf(out, "verify %s%s, storage %s: %d instance%s, %d trials: %d passed, %d failed", entry,
