@@ -50,7 +50,7 @@ static bool write_module(const char *path, const TileProgram *tp, Target target,
 /* Write OUT_backward.py (the entry's backward pass, searched and lowered
    as an entry of its own) and append apply() to the module at o->out,
    whose program is fwd.  False with the error printed. */
-static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *fwd) {
+static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *fwd, char *said, size_t saidlen) {
   size_t n = strlen(o->out);
   size_t stem = n > 3 && !strcmp(o->out + n - 3, ".py") ? n - 3 : n;
   char *path = malloc(stem + 16);
@@ -88,8 +88,8 @@ static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *
     remove(path);
     goto done;
   }
-  printf("wrote %s: %s module for the backward pass of %s, %d kernel%s; apply() in %s\n", path,
-         target_name(target), o->entry, tp->kernels.len, tp->kernels.len == 1 ? "" : "s", o->out);
+  snprintf(said, saidlen, "wrote %s: %s module for the backward pass of %s, %d kernel%s; apply() in %s\n", path,
+           target_name(target), o->entry, tp->kernels.len, tp->kernels.len == 1 ? "" : "s", o->out);
 done:
   session_close(&s);
   free(path);
@@ -265,12 +265,15 @@ int cmd_opt(Opts *o) {
            cp.rec.target, cp.rec.date);
   EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes_text(s.arena, o), .source = cp.orig};
   if (!write_module(o->out, tp, target, &info, NULL)) goto done;
-  printf("wrote %s: %s module for %s, %d kernel%s\n", o->out, target_name(target), o->entry, tp->kernels.len,
-         tp->kernels.len == 1 ? "" : "s");
-  if (o->grad && !write_backward(o, dt, target, tp)) {
+  /* said once both modules are written: a backward pass that fails
+     removes the forward module, which is then not reported written */
+  char said[1024] = "";
+  if (o->grad && !write_backward(o, dt, target, tp, said, sizeof said)) {
     remove(o->out);
     goto done;
   }
+  printf("wrote %s: %s module for %s, %d kernel%s\n%s", o->out, target_name(target), o->entry, tp->kernels.len,
+         tp->kernels.len == 1 ? "" : "s", said);
   rc = EXIT_OK;
 done:
   session_close(&s);

@@ -221,6 +221,16 @@ def main():
                         "--target", "triton", "-o", os.path.join(tmp, "x.py")], capture_output=True, text=True)
     report(r.returncode == 2 and "--grad needs concrete sizes" in r.stderr, "--grad over free sizes is a usage error",
            r.stderr.strip())
+    # a backward module that cannot be written: the forward module is
+    # removed again, and not reported written
+    fail_dir = os.path.join(tmp, "nowrite")
+    os.makedirs(os.path.join(fail_dir, "m_backward.py"), exist_ok=True)
+    r = subprocess.run([BIN, "opt", os.path.join(ROOT, "examples/softmax.lean"), "--entry", "rowSoftmax", "--size",
+                        "M=8,N=16", "--grad", "--target", "triton", "-o", os.path.join(fail_dir, "m.py")],
+                       capture_output=True, text=True)
+    report(r.returncode != 0 and "wrote" not in r.stdout and not os.path.exists(os.path.join(fail_dir, "m.py")),
+           "opt --grad whose backward module cannot be written reports nothing written and leaves no module",
+           f"rc {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr[-200:]!r}")
     return report.done()
 
 
