@@ -13,6 +13,7 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,7 +268,7 @@ int cmd_opt(Opts *o) {
   if (!write_module(o->out, tp, target, &info, NULL)) goto done;
   /* said once both modules are written: a backward pass that fails
      removes the forward module, which is then not reported written */
-  char said[1024] = "";
+  char said[2 * PATH_MAX + 256] = "";
   if (o->grad && !write_backward(o, dt, target, tp, said, sizeof said)) {
     remove(o->out);
     goto done;

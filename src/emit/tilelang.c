@@ -603,6 +603,8 @@ typedef struct RowGroups {
   const TBuf *buf[64]; /* the kernel's 2-D fragments */
   int parent[64];      /* union-find over buf */
   bool bad[64], reduced[64];
+  const Stmt *gemm[16];  /* the kernel's products, in program order */
+  int ngemm;
 } RowGroups;
 
 static int rg_index(const RowGroups *g, const TBuf *b) {
@@ -651,6 +653,7 @@ static bool rg_pass1(const Stmt *s, int depth, void *ud) {
   RowGroups *g = ud;
   switch (s->kind) {
   case ST_GEMM: {
+    if (g->ngemm < 16) g->gemm[g->ngemm++] = s;
     const TBuf *t[3] = {s->dst, s->a, s->b};
     for (int q = 0; q < 3; q++) {
       int i = rg_index(g, t[q]);
@@ -692,15 +695,6 @@ static bool rg_pass1(const Stmt *s, int depth, void *ud) {
    the attention backward's forward pass over stored scores, B=2, H=8,
    N=1024).  Such an A is written to shared memory instead, and its group
    gets the layout of its loads. */
-typedef struct Gemms { const Stmt *s[16]; int n; } Gemms;
-
-static bool collect_gemm(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  Gemms *g = ud;
-  if (s->kind == ST_GEMM && g->n < 16) g->s[g->n++] = s;
-  return true;
-}
-
 static bool shared_a_operand(const Emit *e, const TBuf *t) {
   for (int i = 0; i < e->nshared_a; i++)
     if (e->shared_a[i] == t) return true;
@@ -709,7 +703,8 @@ static bool shared_a_operand(const Emit *e, const TBuf *t) {
 
 /* The kernel's 2-D register fragments (those left in registers by the
    shared operands found so far) joined into groups by the maps and stores
-   that tie them (rg_pass1); NULL past 64 fragments (not followed). */
+   that tie them (rg_pass1, which also lists the products); NULL past 64
+   fragments (not followed). */
 static RowGroups *rg_build(const Emit *e, const Kernel *k) {
   RowGroups *g = calloc(1, sizeof *g);
   if (!g) return NULL;
@@ -732,17 +727,15 @@ static void find_shared_a_operands(Emit *e, const Kernel *k) {
   e->nshared_a = 0;
   RowGroups *g = rg_build(e, k);
   if (!g) return;
-  Gemms gs = {.n = 0};
-  tile_walk(&k->body, collect_gemm, &gs);
   bool pinned[64] = {false};
-  for (int q = 0; q < gs.n; q++) {
-    int d = rg_index(g, gs.s[q]->dst);
+  for (int q = 0; q < g->ngemm; q++) {
+    int d = rg_index(g, g->gemm[q]->dst);
     if (d >= 0) pinned[rg_find(g, d)] = true;
   }
-  for (int q = 0; q < gs.n; q++) {
-    int a = rg_index(g, gs.s[q]->a);
+  for (int q = 0; q < g->ngemm; q++) {
+    int a = rg_index(g, g->gemm[q]->a);
     if (a < 0 || !g->reduced[rg_find(g, a)] || pinned[rg_find(g, a)] || e->nshared_a == 8) continue;
-    e->shared_a[e->nshared_a++] = gs.s[q]->a;
+    e->shared_a[e->nshared_a++] = g->gemm[q]->a;
   }
   free(g);
 }
@@ -865,7 +858,7 @@ static bool rg_group_ok(RowGroups *g, const Emit *e, const Kernel *k, int grp) {
   return ok;
 }
 
-static int annotate_row_layouts(Emit *e, const Kernel *k, bool print) {
+static int annotate_row_layouts(Emit *e, const Kernel *k) {
   RowGroups *g = rg_build(e, k);
   if (!g) return 0; /* more fragments than followed: no annotation */
   for (int i = 0; i < g->n; i++) { /* one shape a group */
@@ -886,16 +879,12 @@ static int annotate_row_layouts(Emit *e, const Kernel *k, bool print) {
     while (tpr > 1 && (cols / v) % tpr) tpr /= 2;
     if (rows < 2 || threads % tpr || rows % (threads / tpr)) continue;
     long long R = rows, C = cols, V = v, L = tpr, P = threads / tpr;
-    if (!print) {
-      n++;
-      continue;
-    }
     emit_printf(e,
                 "%s%s: T.Fragment((%lld, %lld), forward_thread_fn=lambda i, j: (i %% %lld) * %lld + (j // %lld) %% %lld, "
                 "forward_index_fn=lambda i, j: (i // %lld) * %lld + (j // %lld) * %lld + j %% %lld)",
                 n++ ? ", " : "        T.annotate_layout({", g->buf[i]->name, R, C, P, L, V, L, P, C / L, V * L, V, V);
   }
-  if (n && print) emit_printf(e, "})\n");
+  if (n) emit_printf(e, "})\n");
   free(g);
   return n;
 }
@@ -977,8 +966,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
      loop whose bounds depend on the block (a causal key loop) is then not
      pipelined (cp.async needs a constant trip count), and the cost model
      does not know it; unmeasured (causal qk-norm attention) */
-  if (!e->no_copy && annotate_row_layouts(e, k, false) && copies_in_pipeline(e, &k->body, false)) e->no_copy = true;
-  annotate_row_layouts(e, k, true);
+  if (annotate_row_layouts(e, k) && !e->no_copy && copies_in_pipeline(e, &k->body, false)) e->no_copy = true;
   for (int i = 0; i < k->body.len; i++) {
     /* each staged fragment is copied before the first statement that reads its copy */
     for (int q = 0; q < e->nstaged; q++)

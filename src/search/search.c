@@ -488,10 +488,9 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
   if (r >= 2) row = k->dimax[root->id][r - 2];
   if (col >= 0 && k->ax[col].reduced) col = -1;
   if (row >= 0 && k->ax[row].reduced) row = -1;
-  bool gemm = false;
   int nproducts = 0;
   for (int i = 0; i < k->members.len; i++) nproducts += is_product(k->members.data[i]);
-  gemm = nproducts > 0;
+  bool gemm = nproducts > 0;
   bool wide_ok = nproducts == 1 && stores_result(s, k) && !reads_product(k) && !normalized_operand(k);
   static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128, 256}, gemm_stream[] = {32, 64, 128};
   static const int64_t row_rows[] = {1, 4, 16}, row_cols[] = {128, 1024}, row_stream[] = {256, 1024};
