@@ -99,6 +99,46 @@ static void expand_template(Emit *e, const char *tpl, const SExpr *x) {
   }
 }
 
+/* x as base * f for a constant factor f (x * c, c * x, x / c; else f = 1). */
+static const SExpr *scaled(const SExpr *x, double *f) {
+  *f = 1;
+  if (x->kind != SX_OP || x->n != 2 || (x->op != OP_MUL && x->op != OP_DIV)) return x;
+  for (int o = 0; o < 2; o++) {
+    const SExpr *c = x->a[o], *y = x->a[1 - o];
+    if (c->kind != SX_REAL || !isfinite(c->f) || c->f == 0 || (x->op == OP_DIV && o == 0)) continue;
+    *f = x->op == OP_DIV ? 1 / c->f : c->f;
+    return y;
+  }
+  return x;
+}
+
+/* exp(x) through the target's exp2 templates: exp(a·f) = exp2(a·(f·log2e))
+   and exp(a·f − b·f) = exp2(a·(f·log2e) − b·(f·log2e)), one multiply or
+   one fused multiply-add an element where the constant factor (a softmax
+   temperature: the scores' 1/√D, moved by the rewrites to both sides of the
+   max subtraction) would be a multiply of its own.  Folding f into log2e
+   rounds the argument once where the program rounds it twice: within the
+   exp2 path's tolerance (common.c's users check it, as they check exp2). */
+static void emit_exp2(Emit *e, const SExpr *arg) {
+  const double log2e = 1.4426950408889634;
+  SExpr k = {.kind = SX_REAL, .ek = EK_REAL};
+  SExpr t = {.kind = SX_OP, .ek = EK_REAL, .op = OP_SUB};
+  double f = 1, fa = 1, fb = 1;
+  if (arg->kind == SX_OP && arg->op == OP_SUB && arg->n == 2) {
+    const SExpr *a = scaled(arg->a[0], &fa), *b = scaled(arg->a[1], &fb);
+    if (fa == fb) t.a[0] = (SExpr *)a, t.a[1] = (SExpr *)b, f = fa;
+    else t.a[0] = arg->a[0], t.a[1] = arg->a[1];
+    k.f = f * log2e;
+    t.a[2] = &k, t.n = 3;
+    expand_template(e, e->t->exp_diff, &t);
+    return;
+  }
+  t.a[0] = (SExpr *)scaled(arg, &f);
+  k.f = f * log2e;
+  t.a[1] = &k, t.n = 2;
+  expand_template(e, e->t->exp_scaled, &t);
+}
+
 void emit_expr(Emit *e, const SExpr *x) {
   switch (x->kind) {
   case SX_INT:
@@ -132,9 +172,8 @@ void emit_expr(Emit *e, const SExpr *x) {
   case SX_LOAD: e->t->load(e, x); return;
   case SX_TILE: e->t->tile(e, x); return;
   case SX_OP: {
-    if (x->op == OP_EXP && e->t->exp_diff && x->n == 1 && x->a[0]->kind == SX_OP && x->a[0]->op == OP_SUB &&
-        x->a[0]->n == 2) {
-      expand_template(e, e->t->exp_diff, x->a[0]);
+    if (x->op == OP_EXP && e->t->exp_diff && x->n == 1) {
+      emit_exp2(e, x->a[0]);
       return;
     }
     const char *tpl = x->op == OP_IDIV && x->n == 2 && x->a[1]->kind == SX_INT && x->a[1]->i > 0

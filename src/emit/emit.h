@@ -84,11 +84,13 @@ typedef struct Emit Emit;
 typedef struct EmitTarget {
   const char *name;
   const char *(*op_template)(Op op, ElemKind ek);
-  /* exp(a - b) as a template over the subtraction's operands, or NULL:
-     exp2(a·log2e − b·log2e) is one fused multiply-add an element where
-     exp2((a − b)·log2e) is a subtraction and a multiply (b is a row's max,
-     its product computed once a row) */
-  const char *exp_diff;
+  /* exp through exp2, or NULL (then op_template's OP_EXP): exp_diff is
+     exp(a·f − b·f) over a, b and $2 = f·log2e: exp2(a·$2 − b·$2) is one
+     fused multiply-add an element where exp2((a − b)·log2e) is a
+     subtraction and a multiply (b is a row's max, its product computed once
+     a row); exp_scaled is exp(a·f) over a and $1 = f·log2e.  The emitter
+     finds the constant factor f (common.c: emit_exp2). */
+  const char *exp_diff, *exp_scaled;
   /* integer division by a positive constant (Lean's Int division is then
      the floor): a shorter template than op_template's general one */
   const char *idiv_pos;

@@ -1078,7 +1078,8 @@ static void tl_extras(Emit *e) {
 const EmitTarget emit_tilelang = {
     .name = "tilelang",
     .op_template = tl_template,
-    .exp_diff = "T.exp2(%0 * T.float32(1.4426950408889634) - %1 * T.float32(1.4426950408889634))",
+    .exp_diff = "T.exp2(%0 * $2 - %1 * $2)",
+    .exp_scaled = "T.exp2(%0 * $1)",
     .idiv_pos = "T.floordiv(%0, %1)",
     .idx_min = "T.min",
     .idx_max = "T.max",

@@ -263,7 +263,8 @@ static void tr_imports(Emit *e) {
   const char *on = getenv("TS_TR_EXP2");
   if (on && !strcmp(on, "1")) {
     triton_exp2 = emit_triton;
-    triton_exp2.exp_diff = "tl.exp2(%0 * 1.4426950408889634 - %1 * 1.4426950408889634)";
+    triton_exp2.exp_diff = "tl.exp2(%0 * %2 - %1 * %2)";
+    triton_exp2.exp_scaled = "tl.exp2(%0 * %1)";
     e->t = &triton_exp2;
   }
   emit_printf(e, "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n"

@@ -37,19 +37,32 @@ static double numel_at(const Shape *s, const Bind *b) {
   return n;
 }
 
-typedef struct Summary { bool computed; } Summary;
+/* computed: the class's value is computed (not an input or a layout of
+   one); pointwise: by an elementwise op, so a reduction over it must first
+   hold it as a tile */
+typedef struct Summary { bool computed, pointwise; } Summary;
 
 static double io_cost(const EgTerm *t, void **summary) {
   const Bind *b = t->user;
   double own = 0, out = numel_at(&t->facts->shape, b);
-  bool computed = false;
+  bool computed = false, pointwise = false;
   switch (op_info[t->op].cls) {
   case OPC_LEAF: break;
   case OPC_UNARY:
   case OPC_BINARY:
   case OPC_COMPARE:
-  case OPC_SELECT: own = out, computed = true; break;
-  case OPC_REDUCE: own = numel_at(&eg_facts(t->eg, t->kids[0])->shape, b), computed = true; break;
+  case OPC_SELECT: own = out, computed = pointwise = true; break;
+  case OPC_REDUCE: {
+    /* a reduction reads its operand as a tile: an operand computed
+       elementwise is written into one first (a pass over the tile and a
+       buffer beside it), where a product's accumulator or an input's tile
+       is read as it is -- so the max of a scaled product is cheaper as the
+       scaled max of the product */
+    const Summary *k = t->kid_summary[0];
+    double n = numel_at(&eg_facts(t->eg, t->kids[0])->shape, b);
+    own = n + (k && k->pointwise ? n : 0), computed = true;
+    break;
+  }
   case OPC_MATMUL: {
     const Shape *a = &eg_facts(t->eg, t->kids[0])->shape;
     own = 2 * out * dim_at(&a->d[a->rank - 1], b);
@@ -75,6 +88,7 @@ static double io_cost(const EgTerm *t, void **summary) {
   }
   Summary *s = eg_alloc(t->eg, sizeof *s);
   s->computed = computed;
+  s->pointwise = pointwise;
   *summary = s;
   double c = own;
   for (int i = 0; i < t->nin; i++) c += t->kid_cost[i];

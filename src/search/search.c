@@ -64,6 +64,7 @@ typedef struct S {
   int ncache, capcache;
   int *uses;
   double t0;
+  bool cyclic;       /* the last plan built: two kernels read what the other stores (priced infinite) */
 } S;
 
 static int64_t pow2ceil(int64_t v) {
@@ -258,13 +259,72 @@ static uint64_t kernel_key(const PKernel *k) {
   return h;
 }
 
-/* Build the plan of state s in the current arena (kernel order: by their
-   first stored node's id, which is topological). */
+/* Kernel order: every kernel after the kernels storing what it reads
+   (walking down from its outputs through nodes no one stores), ties by the
+   smallest output id.  Moves that keep each kernel where its first output
+   was leave that order topological already (checked in one pass over the
+   dependences); a move that merges kernels may not, and then Kahn's
+   algorithm reorders them.  A cycle (two kernels each reading what the
+   other stores) sets s->cyclic: no plan runs it. */
+static void order_groups(S *s, int *order, int no) {
+  int *pos = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)s->groups.len);
+  int *mark = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)s->nn);
+  for (int j = 0; j < no; j++) pos[order[j]] = j;
+  VEC(int) from = {0}, to = {0};
+  const Node **stack = arena_alloc(s->g->ctx->arena, sizeof(Node *) * (size_t)s->nn);
+  bool sorted = true;
+  for (int j = 0; j < no; j++) {
+    int gi = order[j], sp = 0;
+    const Group *G = &s->groups.data[gi];
+    for (int i = 0; i < G->outs.len; i++) stack[sp++] = G->outs.data[i], mark[G->outs.data[i]->id] = j + 1;
+    while (sp) {
+      const Node *m = stack[--sp];
+      for (int k = 0; k < m->nin; k++) {
+        const Node *x = m->in[k];
+        if (mark[x->id] == j + 1) continue;
+        mark[x->id] = j + 1;
+        int xg = s->group_of[x->id];
+        if (xg < 0) {
+          stack[sp++] = x;
+        } else if (xg != gi) {
+          vec_push(s->g->ctx->arena, &from, pos[xg]);
+          vec_push(s->g->ctx->arena, &to, j);
+          sorted &= pos[xg] < j;
+        }
+      }
+    }
+  }
+  s->cyclic = false;
+  if (sorted) return;
+  int *indeg = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)no);
+  bool *done = arena_alloc(s->g->ctx->arena, sizeof(bool) * (size_t)no);
+  int *by_pos = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)no);
+  memcpy(by_pos, order, sizeof(int) * (size_t)no);
+  for (int e = 0; e < from.len; e++) indeg[to.data[e]]++;
+  for (int n = 0; n < no; n++) {
+    int pick = -1;
+    for (int j = 0; j < no && pick < 0; j++)
+      if (!done[j] && !indeg[j]) pick = j;
+    if (pick < 0) { /* a cycle: the rest in id order */
+      s->cyclic = true;
+      for (int j = 0; j < no; j++)
+        if (!done[j]) order[n++] = by_pos[j], done[j] = true;
+      return;
+    }
+    done[pick] = true;
+    order[n] = by_pos[pick];
+    for (int e = 0; e < from.len; e++)
+      if (from.data[e] == pick) indeg[to.data[e]]--;
+  }
+}
+
+/* Build the plan of state s in the current arena, its kernels in
+   order_groups' order. */
 static Plan *state_plan(S *s, bool naive_all) {
   Plan *p = plan_new(s->g, s->dt);
   p->sms = s->gpu->sms;
   int ng = s->groups.len;
-  /* order groups by their smallest output id */
+  /* groups by their smallest output id, then in dependence order */
   int *order = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)(ng ? ng : 1));
   int no = 0;
   for (int i = 0; i < s->nn; i++) {
@@ -274,6 +334,7 @@ static Plan *state_plan(S *s, bool naive_all) {
     for (int j = 0; j < no; j++) seen |= order[j] == gi;
     if (!seen) order[no++] = gi;
   }
+  order_groups(s, order, no);
   for (int j = 0; j < no; j++) {
     Group *G = &s->groups.data[order[j]];
     const Node *root = G->outs.data[G->outs.len - 1];
@@ -598,6 +659,12 @@ static double plan_cost(S *s, bool *all_ok) {
   Plan *p = state_plan(s, false);
   double total = 0;
   *all_ok = true;
+  if (s->cyclic) {
+    s->g->ctx->arena = home;
+    arena_free(scratch);
+    *all_ok = false;
+    return INFINITY;
+  }
   s->launches = 0;
   for (int i = 0; i < p->kernels.len; i++) {
     PKernel *k = p->kernels.data[i];
@@ -949,6 +1016,47 @@ static bool join_reader(S *s, const Node *n, const int *rd, int nr, double *cur)
   return true;
 }
 
+/* A product stored for several kernels (the scores, read by the kernel of
+   a row's statistics and by the one of P⬝V): stop storing it and merge its
+   readers into one kernel (the last of them), which computes it.  Greedy
+   single moves cannot get there when each step alone costs more (a row's
+   sum moved beside P⬝V still reads the stored scores).  Where the joined
+   kernel cannot compute the product's operands on the way (a row scale
+   before a reshape into heads), they are stored too (fuse_with_operands).
+   Kept if the plan is cheaper than *cur (true); else the state is
+   restored. */
+static bool fuse_joining_readers(S *s, const Node *n, const int *rd, int nr, double *cur, int *const *users,
+                                 const int *nusers) {
+  if (nr < 2 || nr > 4 || !is_product(n)) return false;
+  int target = rd[0];
+  for (int r = 1; r < nr; r++) if (rd[r] > target) target = rd[r];
+  const Node *moved[64];
+  int from[64], nm = 0, gi = s->group_of[n->id];
+  for (int r = 0; r < nr; r++) {
+    if (rd[r] == target) continue;
+    Group *G = &s->groups.data[rd[r]];
+    while (G->outs.len && nm < 64) {
+      const Node *m = G->outs.data[0];
+      from[nm] = rd[r], moved[nm++] = m;
+      group_remove(s, m);
+      group_add(s, target, m);
+    }
+  }
+  group_remove(s, n);
+  double t = priced_move(s, *cur, "after fusing %%%d (%s) into its %d readers, joined", n->id, op_info[n->op].name, nr);
+  if (isinf(t)) t = fuse_with_operands(s, n, *cur, users, nusers);
+  if (t < *cur * (1 - 1e-9)) {
+    *cur = t;
+    return true;
+  }
+  group_add(s, gi, n);
+  for (int i = nm - 1; i >= 0; i--) {
+    group_remove(s, moved[i]);
+    group_add(s, from[i], moved[i]);
+  }
+  return false;
+}
+
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
@@ -999,6 +1107,10 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         int nr = readers(&s, n, (const int *const *)users, nusers, rd, 8);
         if (nr > 1 && op_info[n->op].cls == OPC_REDUCE && s.groups.data[gi].outs.len == 1 &&
             join_reader(&s, n, rd, nr, &cur)) {
+          take_move(&s, &cur, cur, n, &improved);
+          continue;
+        }
+        if (nr > 1 && fuse_joining_readers(&s, n, rd, nr, &cur, users, nusers)) {
           take_move(&s, &cur, cur, n, &improved);
           continue;
         }

@@ -150,6 +150,16 @@ LARGE = [
     ("tests/emit/small_products.lean", "qkNormAttention", "B=2,H=8,N=2048,D=128"),
 ]
 
+# instances also emitted as Triton's exp2 form (TS_TR_EXP2=1) and run in the
+# interpreter with --interpret: a temperature folded into exp2's multiplier
+# in a streamed key loop, a split one with its combine, a masked one
+EXP2_INSTANCES = [
+    ("examples/attention.lean", "attention", "B=1,H=1,N=1024,D=16"),
+    ("examples/gqa_decode.lean", "gqaDecode", "B=1,H=4,Hkv=2,S=4096,D=16"),
+    ("examples/causal_attention.lean", "causalAttention", "B=1,H=1,N=512,D=16"),
+    ("tests/search/programs.lean", "tempAttention", "B=2,N=300,D=16"),
+]
+
 # modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own
 # GPU-less build, as a user would run it), with the toolchain installed
 COMPILE_ONLY = ["attention.lean:attention[B=2,H=2,N=8,D=4]:bf16",
@@ -468,6 +478,19 @@ def main():
                 report("failed" if problems else "passed", f"emit {target} {label}", "; ".join(problems))
                 if not problems:
                     todo.append((out, target, label, small, dtype))
+    # exp through exp2 with the softmax temperature folded into the log2(e)
+    # multiplier (the triton-exp2 form the benchmark times, TileLang's only
+    # form): interpreted like the others, so a wrong fold fails here
+    for n, (path, entry, sizes) in enumerate([] if a.prebuilt else EXP2_INSTANCES):
+        label = f"{os.path.basename(path)}:{entry}[{sizes}]:f32:exp2"
+        out = os.path.join(out_dir, f"x{n}_triton_exp2_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
+        r = subprocess.run([tool, "opt", path, "--entry", entry, "--dtype", "f32", "--target", "triton", "-o", out,
+                            "--size", sizes], cwd=ROOT, capture_output=True, text=True,
+                           env=dict(os.environ, TS_TR_EXP2="1"))
+        ok = r.returncode == 0 and "tl.exp2(" in open(out).read()
+        report("passed" if ok else "failed", f"emit triton {label}", "" if ok else r.stderr.strip()[:500] or "no tl.exp2")
+        if ok:
+            todo.append((out, "triton", label, True, "f32"))
     with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
         for out, target, label, small, dtype in todo:
             f.write(f"{os.path.relpath(out, out_dir)}\t{target}\t{label}\t{int(small)}\t{dtype}\n")

@@ -231,9 +231,36 @@ static bool flashnorm(const TileProgram *tp) {
   return readers == 1;
 }
 
+/* Does some kernel take a row maximum (amax) of a product's accumulator
+   tile itself: no element-wise tile (scaled scores) made only to be
+   reduced? */
+typedef struct MaxScan { const TBuf *acc[16]; int nacc; bool hit; } MaxScan;
+static bool gemm_dst(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  MaxScan *m = ud;
+  if (s->kind == ST_GEMM && m->nacc < 16) m->acc[m->nacc++] = s->dst;
+  return true;
+}
+static bool max_of_acc(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  MaxScan *m = ud;
+  if (s->kind == ST_REDUCE && s->reduce_op == OP_AMAX)
+    for (int i = 0; i < m->nacc; i++) m->hit |= s->a == m->acc[i];
+  return true;
+}
+static bool max_of_product(const TileProgram *tp) {
+  for (int i = 0; i < tp->kernels.len; i++) {
+    MaxScan m = {0};
+    tile_walk(&tp->kernels.data[i]->body, gemm_dst, &m);
+    tile_walk(&tp->kernels.data[i]->body, max_of_acc, &m);
+    if (m.hit) return true;
+  }
+  return false;
+}
+
 /* ---- the checks ---- */
 
-typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS, INPUT_READERS_AT_MOST, TRIPS_AT_MOST } Want;
+typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS, INPUT_READERS_AT_MOST, TRIPS_AT_MOST, MAX_OF_PRODUCT } Want;
 
 typedef struct Case {
   const char *file, *entry;
@@ -248,6 +275,13 @@ static const Case cases[] = {
     {"examples/attention.lean", "attention_4k", ONE_KERNEL_STREAMED, "N", "N", 0, "attention: one kernel over key tiles"},
     {"examples/attention.lean", "attention_4k", NO_BUFFER, "N", "N", 0, "attention: no N×N global buffer"},
     {"examples/attention.lean", "attention_b1_n16k", NO_BUFFER, "N", "N", 0, "attention at 16k: no N×N buffer"},
+    /* the max of the scaled scores is the scaled max of the product
+       (amax-unscale), taken over the accumulator: no scaled-score tile, and
+       the scale folds into exp2's constant */
+    {"examples/attention.lean", "attention_4k", MAX_OF_PRODUCT, NULL, NULL, 0,
+     "attention: the row max over the product's accumulator"},
+    {"examples/attention.lean", "attention_b8_h32_n2048_d64", MAX_OF_PRODUCT, NULL, NULL, 0,
+     "attention at D = 64: the row max over the product's accumulator"},
     {"tests/search/programs.lean", "biased_attention_big", ONE_KERNEL_STREAMED, "N", "N", 0,
      "held-out: attention with an additive score bias"},
     {"tests/search/programs.lean", "temp_attention_big", ONE_KERNEL_STREAMED, "N", "N", 0,
@@ -407,6 +441,7 @@ static void run_case(const Case *c) {
   case COMBINE_BLOCKS: ok = combine_blocks(tp) >= c->most; break;
   case INPUT_READERS_AT_MOST: ok = input_readers(tp) <= c->most; break;
   case TRIPS_AT_MOST: ok = first_loop_trips(tp) > 0 && first_loop_trips(tp) <= c->most; break;
+  case MAX_OF_PRODUCT: ok = max_of_product(tp); break;
   }
   char what[300];
   snprintf(what, sizeof what, "%s (%d kernel%s)", c->what, kernels(tp), kernels(tp) == 1 ? "" : "s");
