@@ -354,10 +354,12 @@ static void emit_map(LP *L, TBuf *dst, const int8_t ax[2], const Node *n, SExpr 
 }
 
 /* the states member n reads (through members that are not states), or n
-   itself when it is a state: the latest pass */
+   itself when it is a state: the latest pass.  A member loaded from memory
+   (another kernel stored it) reads no state here, whatever computed it. */
 static int last_pass_read(LP *L, const Node *n) {
   const PState *ns = state_info(L, n);
   if (ns) return ns->pass; /* a state is read where its pass has run: a product's operand may be one */
+  if (L->pk->loaded[n->id]) return -1;
   int last = -1, ep = ++L->epoch;
   const Node **stack = L->stack;
   int sp = 0;
@@ -371,7 +373,7 @@ static int last_pass_read(LP *L, const Node *n) {
       L->mark[x->id] = ep;
       const PState *xs = state_info(L, x);
       if (xs) last = xs->pass > last ? xs->pass : last;
-      else stack[sp++] = x;
+      else if (!L->pk->loaded[x->id]) stack[sp++] = x;
     }
   }
   return last;

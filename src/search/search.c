@@ -1028,6 +1028,14 @@ static bool join_reader(S *s, const Node *n, const int *rd, int nr, double *cur)
 static bool fuse_joining_readers(S *s, const Node *n, const int *rd, int nr, double *cur, int *const *users,
                                  const int *nusers) {
   if (nr < 2 || nr > 4 || !is_product(n)) return false;
+  /* only where a reader keeps a row's statistics of it (a reduction): a
+     join of product kernels alone (a backward pass's gradients) gave
+     TileLang kernels it could not lay out at small sizes */
+  bool stats = false;
+  for (int r = 0; r < nr; r++)
+    for (int i = 0; i < s->groups.data[rd[r]].outs.len; i++)
+      stats |= op_info[s->groups.data[rd[r]].outs.data[i]->op].cls == OPC_REDUCE;
+  if (!stats) return false;
   int target = rd[0];
   for (int r = 1; r < nr; r++) if (rd[r] > target) target = rd[r];
   const Node *moved[64];
