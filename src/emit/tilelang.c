@@ -226,6 +226,45 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     if (have >= 0) e->stage_from[have] = e->stage_from[have] < r ? e->stage_from[have] : r;
     else e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = s->dst;
   }
+  /* reduced inside one top-level loop (a pass's row state), read inside a
+     later one beside another product: copied after its loop (TileLang
+     0.1.15 found no layout for the state between the two passes'
+     accumulators: a backward pass of biased attention) */
+  for (int r = 0; r < k->body.len; r++) {
+    const Stmt *loop = k->body.data[r];
+    if (loop->kind != ST_LOOP) continue;
+    for (int q = 0; q < 16; q++) {
+      /* the rank-1 fragments reduced in this loop, one at a time */
+      const TBuf *b = NULL;
+      int seen = 0;
+      for (int i = 0; i < loop->body.len && !b; i++) {
+        const Stmt *x = loop->body.data[i];
+        if (x->kind == ST_REDUCE && x->dst->scope == SCOPE_FRAGMENT && x->dst->shape.rank == 1 && seen++ == q) b = x->dst;
+      }
+      if (!b) break;
+      bool have = false;
+      for (int i = 0; i < e->nstaged; i++) have |= e->staged[i] == b;
+      if (have || e->nstaged >= 16) continue;
+      /* written in this loop or by a fill before it only */
+      bool later_write = false, read_later = false;
+      for (int i = r + 1; i < k->body.len; i++) {
+        Writes w = {b, 0};
+        StmtList one = {.data = &k->body.data[i], .len = 1};
+        tile_walk(&one, count_writes, &w);
+        later_write |= w.n > 0;
+      }
+      if (later_write) continue;
+      for (int i = r + 1; i < k->body.len && !read_later; i++) {
+        const Stmt *x = k->body.data[i];
+        if (x->kind != ST_LOOP || !tile_list_has(&x->body, ST_GEMM)) continue;
+        Emit probe = *e;
+        probe.nstaged = 0;
+        tile_walk(&x->body, stage_reads_stmt, &probe);
+        for (int j = 0; j < probe.nstaged; j++) read_later |= probe.staged[j] == b;
+      }
+      if (read_later) e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = b;
+    }
+  }
 }
 
 /* ---- a plain tile load as T.copy ----

@@ -13,6 +13,13 @@ def biasedAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (bias : Tensor
     Tensor [B, H, N, D] :=
   softmax ((q ⬝ kᵀ) / sqrt D + bias) ⬝ v
 
+/-- Attention with the bias added before the scale: `softmax ((q ⬝ kᵀ + bias) / 8) ⬝ v`
+(its backward keeps row states of one pass for a later one beside another
+product). -/
+def biasThenScaleAttention (B H N D : Nat) (q k v : Tensor [B, H, N, D]) (bias : Tensor [N, N]) :
+    Tensor [B, H, N, D] :=
+  softmax ((q ⬝ kᵀ + bias) / 8.0) ⬝ v
+
 /-- Attention with a temperature applied after the max is subtracted
 (written out, not through softmax). -/
 def tempAttention (B N D : Nat) (q k v : Tensor [B, N, D]) : Tensor [B, N, D] :=
