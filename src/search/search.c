@@ -553,6 +553,25 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
   for (int i = 0; i < k->members.len; i++) nproducts += is_product(k->members.data[i]);
   bool gemm = nproducts > 0;
   bool wide_ok = nproducts == 1 && stores_result(s, k) && !reads_product(k) && !normalized_operand(k);
+  /* 64 x 256 on one warpgroup for a kernel of two products and a
+     reduction whose output axis of 129..256 belongs to one product alone
+     (attention's P⬝V at D = 256): with 128 columns that axis takes two
+     blocks and each recomputes the scores (1.5x the tensor-core work); one
+     accumulator of 64 x 256 is 128 registers a thread, as one 128 x 256 is
+     on two warpgroups.  Not a gated MLP's three products (their
+     accumulators together would spill) */
+  bool whole_cols = false;
+  if (gemm && nproducts == 2 && col >= 0 && k->ax[col].size > 128 && k->ax[col].size <= 256) {
+    int owners = 0, reductions = 0;
+    for (int i = 0; i < k->members.len; i++) {
+      const Node *m = k->members.data[i];
+      bool has = false;
+      for (int d = 0; is_product(m) && d < m->shape.rank; d++) has |= pk_axis(k, m, d) == col;
+      owners += has;
+      reductions += op_info[m->op].cls == OPC_REDUCE;
+    }
+    whole_cols = owners == 1 && reductions > 0;
+  }
   static const int64_t gemm_rows[] = {64, 128}, gemm_cols[] = {64, 128, 256}, gemm_stream[] = {32, 64, 128};
   static const int64_t row_rows[] = {1, 4, 16}, row_cols[] = {128, 1024}, row_stream[] = {256, 1024};
   const int64_t *R = gemm ? gemm_rows : row_rows, *C = gemm ? gemm_cols : row_cols;
@@ -599,7 +618,8 @@ static double configure_with(S *s, Plan *p, PKernel *k, const Schedule *sc, char
                two accumulators): the search would trade the fused
                structures for a tile rate their loops do not get */
             if (gemm && c.ctile > 128 && !(sc && sc->cols) &&
-                !(wide_ok && c.threads == 256 && row >= 0 && k->ax[row].tile == 128 && k->ax[col].tile == 256))
+                !(wide_ok && c.threads == 256 && row >= 0 && k->ax[row].tile == 128 && k->ax[col].tile == 256) &&
+                !(whole_cols && c.threads == 128 && row >= 0 && k->ax[row].tile == 64 && k->ax[col].tile == k->ax[col].size))
               continue;
             /* a tile apply clamped to its axis is not the one asked for */
             if (sc && ((sc->rows && row >= 0 && k->ax[row].tile != sc->rows) ||

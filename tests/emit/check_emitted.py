@@ -148,6 +148,8 @@ SMALL = [
 # out wrong (annotation with T.copy)
 LARGE = [
     ("tests/emit/small_products.lean", "qkNormAttention", "B=2,H=8,N=2048,D=128"),
+    # attention at D = 256: 64 x 256 output tiles on one warpgroup
+    ("tests/search/programs.lean", "softcapAttention", "B=4,H=8,N=4096,D=256"),
 ]
 
 # instances also emitted as Triton's exp2 form (TS_TR_EXP2=1) and run in the
