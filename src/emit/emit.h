@@ -88,8 +88,9 @@ typedef struct EmitTarget {
      exp(a·f − b·f) over a, b and $2 = f·log2e: exp2(a·$2 − b·$2) is one
      fused multiply-add an element where exp2((a − b)·log2e) is a
      subtraction and a multiply (b is a row's max, its product computed once
-     a row); exp_scaled is exp(a·f) over a and $1 = f·log2e.  The emitter
-     finds the constant factor f (common.c: emit_exp2). */
+     a row); exp_scaled is exp(a·f) over a and $1 = f·log2e (a target sets
+     both or neither).  The emitter finds the constant factor f (common.c:
+     emit_exp2). */
   const char *exp_diff, *exp_scaled;
   /* integer division by a positive constant (Lean's Int division is then
      the floor): a shorter template than op_template's general one */

@@ -113,11 +113,17 @@ static void tl_load(Emit *e, const SExpr *x) {
   if (widen) emit_printf(e, ")");
 }
 
+/* b's place among the staged fragments, or -1 */
+static int staged_index(const Emit *e, const TBuf *b) {
+  for (int i = 0; i < e->nstaged; i++)
+    if (e->staged[i] == b) return i;
+  return -1;
+}
+
 /* Does a statement at top level `top` read b's staged shared copy? */
 static bool staged_at(const Emit *e, const TBuf *b, int top) {
-  for (int i = 0; i < e->nstaged; i++)
-    if (e->staged[i] == b && top > e->stage_from[i]) return true;
-  return false;
+  int i = staged_index(e, b);
+  return i >= 0 && top > e->stage_from[i];
 }
 
 /* a tile read in an expression; one of the storage type (an input's tile
@@ -150,8 +156,7 @@ static void tl_tile(Emit *e, const SExpr *x) {
 static void stage_read(const SExpr *x, void *ud) {
   Emit *e = ud;
   if (x->kind != SX_TILE || x->buf->scope != SCOPE_FRAGMENT || x->buf->shape.rank != 1) return;
-  for (int i = 0; i < e->nstaged; i++)
-    if (e->staged[i] == x->buf) return;
+  if (staged_index(e, x->buf) >= 0) return;
   if (e->nstaged < 16) e->staged[e->nstaged++] = x->buf;
 }
 
@@ -179,6 +184,14 @@ static bool reduced_into(const Stmt *s, int depth, void *ud) {
   return *b != NULL;
 }
 
+/* the writes of b by the kernel's top-level statement i (nested ones too) */
+static int writes_at(const Kernel *k, int i, const TBuf *b) {
+  Writes w = {b, 0};
+  StmtList one = {.data = &k->body.data[i], .len = 1};
+  tile_walk(&one, count_writes, &w);
+  return w.n;
+}
+
 static void find_staged(Emit *e, const Kernel *k, int last) {
   e->nstaged = 0;
   /* read after the last loop */
@@ -192,12 +205,8 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
       /* copied after the last loop, or after a later statement that writes it
          (mlp_digits' logsumexp: reduced after the product loop) */
       int from = last;
-      for (int j = last + 1; j < k->body.len; j++) {
-        Writes w = {b, 0};
-        StmtList one = {.data = &k->body.data[j], .len = 1};
-        tile_walk(&one, count_writes, &w);
-        if (w.n) from = j;
-      }
+      for (int j = last + 1; j < k->body.len; j++)
+        if (writes_at(k, j, b)) from = j;
       e->stage_from[n] = from, e->staged[n++] = b;
     }
   }
@@ -207,9 +216,7 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     const Stmt *s = k->body.data[r];
     if ((s->kind != ST_REDUCE && s->kind != ST_MAP) || s->dst->scope != SCOPE_FRAGMENT || s->dst->shape.rank != 1)
       continue;
-    int have = -1;
-    for (int i = 0; i < e->nstaged; i++)
-      if (e->staged[i] == s->dst) have = i;
+    int have = staged_index(e, s->dst);
     Writes w = {s->dst, 0};
     tile_walk(&k->body, count_writes, &w);
     if (w.n != 1 || (have < 0 && e->nstaged >= 16)) continue;
@@ -218,9 +225,7 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     for (int i = r + 1; i < k->body.len; i++)
       if (k->body.data[i]->kind == ST_LOOP) tile_walk(&k->body.data[i]->body, stage_reads_stmt, &probe);
       else if (last < 0) stage_reads_stmt(k->body.data[i], 0, &probe);
-    bool read = false;
-    for (int i = 0; i < probe.nstaged; i++) read |= probe.staged[i] == s->dst;
-    if (!read) continue;
+    if (staged_index(&probe, s->dst) < 0) continue;
     /* written once: one copy right after it serves the loop's reads and any
        after the last loop (a split's row factor, stored with the partials) */
     if (have >= 0) e->stage_from[have] = e->stage_from[have] < r ? e->stage_from[have] : r;
@@ -233,34 +238,22 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
   for (int r = 0; r < k->body.len; r++) {
     const Stmt *loop = k->body.data[r];
     if (loop->kind != ST_LOOP) continue;
-    for (int q = 0; q < 16; q++) {
-      /* the rank-1 fragments reduced in this loop, one at a time */
-      const TBuf *b = NULL;
-      int seen = 0;
-      for (int i = 0; i < loop->body.len && !b; i++) {
-        const Stmt *x = loop->body.data[i];
-        if (x->kind == ST_REDUCE && x->dst->scope == SCOPE_FRAGMENT && x->dst->shape.rank == 1 && seen++ == q) b = x->dst;
-      }
-      if (!b) break;
-      bool have = false;
-      for (int i = 0; i < e->nstaged; i++) have |= e->staged[i] == b;
-      if (have || e->nstaged >= 16) continue;
+    for (int q = 0; q < loop->body.len; q++) {
+      const Stmt *x = loop->body.data[q];
+      if (x->kind != ST_REDUCE || x->dst->scope != SCOPE_FRAGMENT || x->dst->shape.rank != 1) continue;
+      const TBuf *b = x->dst;
+      if (staged_index(e, b) >= 0 || e->nstaged >= 16) continue;
       /* written in this loop or by a fill before it only */
       bool later_write = false, read_later = false;
-      for (int i = r + 1; i < k->body.len; i++) {
-        Writes w = {b, 0};
-        StmtList one = {.data = &k->body.data[i], .len = 1};
-        tile_walk(&one, count_writes, &w);
-        later_write |= w.n > 0;
-      }
+      for (int i = r + 1; i < k->body.len; i++) later_write |= writes_at(k, i, b) > 0;
       if (later_write) continue;
       for (int i = r + 1; i < k->body.len && !read_later; i++) {
-        const Stmt *x = k->body.data[i];
-        if (x->kind != ST_LOOP || !tile_list_has(&x->body, ST_GEMM)) continue;
+        const Stmt *y = k->body.data[i];
+        if (y->kind != ST_LOOP || !tile_list_has(&y->body, ST_GEMM)) continue;
         Emit probe = *e;
         probe.nstaged = 0;
-        tile_walk(&x->body, stage_reads_stmt, &probe);
-        for (int j = 0; j < probe.nstaged; j++) read_later |= probe.staged[j] == b;
+        tile_walk(&y->body, stage_reads_stmt, &probe);
+        read_later = staged_index(&probe, b) >= 0;
       }
       if (read_later) e->stage_from[e->nstaged] = r, e->staged[e->nstaged++] = b;
     }

@@ -1038,7 +1038,8 @@ static bool join_reader(S *s, const Node *n, const int *rd, int nr, double *cur)
 
 /* A product stored for several kernels (the scores, read by the kernel of
    a row's statistics and by the one of P⬝V): stop storing it and merge its
-   readers into one kernel (the last of them), which computes it.  Greedy
+   readers into one kernel (into the reader group of highest index;
+   order_groups then runs it after everything it reads), which computes it.  Greedy
    single moves cannot get there when each step alone costs more (a row's
    sum moved beside P⬝V still reads the stored scores).  Where the joined
    kernel cannot compute the product's operands on the way (a row scale
