@@ -635,6 +635,7 @@ typedef struct RowGroups {
   const TBuf *buf[64]; /* the kernel's 2-D fragments */
   int parent[64];      /* union-find over buf */
   bool bad[64], reduced[64];
+  bool looped[64], accumulated[64]; /* reduced inside a loop; written inside one */
   const Stmt *gemm[16];  /* the kernel's products, in program order */
   int ngemm;
 } RowGroups;
@@ -656,6 +657,8 @@ static void rg_union(RowGroups *g, int a, int b) {
   g->parent[b] = a;
   g->bad[a] |= g->bad[b];
   g->reduced[a] |= g->reduced[b];
+  g->looped[a] |= g->looped[b];
+  g->accumulated[a] |= g->accumulated[b];
 }
 
 /* One statement's reads: the 2-D fragments (joined into the statement's
@@ -681,7 +684,6 @@ static void rg_read(const SExpr *x, void *ud) {
 static void rg_reads(const SExpr *x, void *ud) { sexpr_walk(x, rg_read, ud); }
 
 static bool rg_pass1(const Stmt *s, int depth, void *ud) {
-  (void)depth;
   RowGroups *g = ud;
   switch (s->kind) {
   case ST_GEMM: {
@@ -696,6 +698,7 @@ static bool rg_pass1(const Stmt *s, int depth, void *ud) {
   case ST_REDUCE: {
     int i = rg_index(g, s->a);
     if (i >= 0) g->reduced[rg_find(g, i)] = true;
+    if (i >= 0 && depth > 0) g->looped[rg_find(g, i)] = true;
     break;
   }
   case ST_MAP:
@@ -707,6 +710,8 @@ static bool rg_pass1(const Stmt *s, int depth, void *ud) {
        left alone: only stores and shared tiles may read them */
     if (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 1 && st.group >= 0)
       g->bad[rg_find(g, st.group)] = true;
+    int d = s->kind == ST_MAP ? rg_index(g, s->dst) : -1;
+    if (d >= 0 && depth > 0) g->accumulated[rg_find(g, d)] = true;
     break;
   }
   case ST_FILL:
@@ -890,7 +895,13 @@ static bool rg_group_ok(RowGroups *g, const Emit *e, const Kernel *k, int grp) {
   return ok;
 }
 
-static int annotate_row_layouts(Emit *e, const Kernel *k) {
+/* pipelined: the kernel's loops load by T.copy, which the annotation
+   forces element-wise (below): a group written in a loop and reduced only
+   outside loops (a reduction deferred past its loop, defer.c) is left to
+   TileLang's layout then, so that the loads stay bulk copies (one written
+   and reduced before the loop keeps it: qk-norm attention's sum of
+   squares finds no layout without it) */
+static int annotate_row_layouts(Emit *e, const Kernel *k, bool pipelined) {
   RowGroups *g = rg_build(e, k);
   if (!g) return 0; /* more fragments than followed: no annotation */
   for (int i = 0; i < g->n; i++) { /* one shape a group */
@@ -903,7 +914,7 @@ static int annotate_row_layouts(Emit *e, const Kernel *k) {
   int n = 0;
   for (int i = 0; i < g->n; i++) {
     int r = rg_find(g, i);
-    if (g->bad[r] || !g->reduced[r]) continue;
+    if (g->bad[r] || !g->reduced[r] || (pipelined && !g->looped[r] && g->accumulated[r])) continue;
     /* v contiguous columns a lane (16-byte loads of bf16), tpr lanes a
        row, threads / tpr rows a pass of the block */
     int64_t rows = g->buf[i]->shape.d[0].n, cols = g->buf[i]->shape.d[1].n, threads = k->threads, v = 8, tpr = 32;
@@ -998,7 +1009,8 @@ static void tl_kernel(Emit *e, const Kernel *k) {
      loop whose bounds depend on the block (a causal key loop) is then not
      pipelined (cp.async needs a constant trip count), and the cost model
      does not know it; unmeasured (causal qk-norm attention) */
-  if (annotate_row_layouts(e, k) && !e->no_copy && copies_in_pipeline(e, &k->body, false)) e->no_copy = true;
+  bool pipelined = !e->no_copy && copies_in_pipeline(e, &k->body, false);
+  if (annotate_row_layouts(e, k, pipelined) && pipelined) e->no_copy = true;
   for (int i = 0; i < k->body.len; i++) {
     /* each staged fragment is copied before the first statement that reads its copy */
     for (int q = 0; q < e->nstaged; q++)

@@ -1795,6 +1795,7 @@ TileProgram *tile_lower_plan(Plan *p) {
     if (k->kind == KERNEL_FUSED || k->kind == KERNEL_COMBINE) { /* (naive kernels: lower.c did) */
       tile_simplify_indices(k, g->ctx->arena);
       tile_fit_stages(k);
+      tile_defer_reductions(k, g->ctx->arena);
     }
   }
   return tp;

@@ -313,6 +313,11 @@ double tile_loop_trips_mean(const Kernel *k, const Stmt *loop);
 /* Cuts every loop's pipeline depth to its largest trip count (serial for
    one trip); lowering calls it on each kernel it makes. */
 void tile_fit_stages(Kernel *k);
+/* A loop's reductions into row states the loop does not read, taken out of
+   it (defer.c): the reduced tile accumulates element-wise by the monoid
+   and one reduction after the loop folds it; lowering of fused kernels
+   calls it. */
+void tile_defer_reductions(Kernel *k, Arena *a);
 /* Simplify every index expression of the kernel by the ranges of its
    variables (simplify.c): x // c and x % c where x = c Q + R with R in
    [0, c) become Q and R (a reshape's flat offset split again).  Lowering
