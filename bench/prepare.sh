@@ -20,6 +20,8 @@
 # time TileLang's bulk copies against element-wise loads);
 # NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.  EXP2=1 adds
 # triton-exp2: Triton's exp(a - b) as exp2(a·log2e − b·log2e) (TS_TR_EXP2=1).
+# STAGED=1 adds tilelang-staged: a product kernel's final 2-D store through
+# shared memory and a TMA store (TS_TL_STAGE_STORE=1).
 # TUNED=FILE compiles the searched variants with `opt --tuned FILE` (the
 # schedules tools/tune.py measured; bench/results/*-tuned.tsv).
 set -euo pipefail
@@ -38,7 +40,7 @@ first=1
     mods=""
     preds=""
     plans=""
-    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp} ${EXP2:+triton-exp2}"
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp} ${EXP2:+triton-exp2} ${STAGED:+tilelang-staged}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
     for variant in $variants; do
@@ -46,11 +48,13 @@ first=1
       flag="${TUNED:+--tuned $TUNED}"
       oneexp=0
       exp2=0
+      staged=0
       case "$variant" in
         *-naive) flag=--naive ;;
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
         *-1exp) oneexp=1 ;;
         *-exp2) exp2=1 ;;
+        *-staged) staged=1 ;;
         *)
           for sch in ${SCHEDULES:-}; do
             if [ "${variant#*-}" = "${sch%%:*}" ]; then
@@ -60,7 +64,7 @@ first=1
             fi
           done ;;
       esac
-      if TS_ONE_EXP=$oneexp TS_TR_EXP2=$exp2 "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
+      if TS_ONE_EXP=$oneexp TS_TR_EXP2=$exp2 TS_TL_STAGE_STORE=$staged "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
         # the cost model's time, and the plan's kernels and the bytes they

@@ -25,3 +25,11 @@ def shiftedIds (t : Index [4, 8]) : Index [4, 8] :=
 them as its own parameters, and the launch passed num_warps twice. -/
 def launchNames (num_warps : Tensor [4, 8]) (num_stages : Tensor [4, 8]) (grid : Tensor [4, 8]) : Tensor [4, 8] :=
   num_warps * 2 + num_stages - grid
+
+/-- Inputs named like what the TileLang kernel allocates beside its tiles:
+the shared copy of a row state (`S0_s`) and a staged store's tile (`Ost5`,
+with TS_TL_STAGE_STORE=1).  The kernel's parameter took the input's name
+and the allocation shadowed it. -/
+def stagedNames (S0_s : Tensor [16384, 4096]) (g : Param [4096]) (Ost5 : Param [4096, 4096]) :
+    Tensor [16384, 4096] :=
+  rmsnorm S0_s g ⬝ Ost5

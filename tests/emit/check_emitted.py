@@ -150,6 +150,9 @@ LARGE = [
     ("tests/emit/small_products.lean", "qkNormAttention", "B=2,H=8,N=2048,D=128"),
     # attention at D = 256: 64 x 256 output tiles on one warpgroup
     ("tests/search/programs.lean", "softcapAttention", "B=4,H=8,N=4096,D=256"),
+    # an input named like the kernel's staged row state (S0_s): it once
+    # took that name in the kernel, where the shared copy shadowed it
+    ("tests/emit/awkward_names.lean", "stagedNames", ""),
 ]
 
 # instances also emitted as Triton's exp2 form (TS_TR_EXP2=1) and run in the
@@ -160,6 +163,18 @@ EXP2_INSTANCES = [
     ("examples/gqa_decode.lean", "gqaDecode", "B=1,H=4,Hkv=2,S=4096,D=16"),
     ("examples/causal_attention.lean", "causalAttention", "B=1,H=1,N=512,D=16"),
     ("tests/search/programs.lean", "tempAttention", "B=2,N=300,D=16"),
+]
+
+# instances also emitted with TileLang's staged stores (TS_TL_STAGE_STORE=1: a
+# product kernel's final tile through shared memory and a TMA store, the
+# tilelang-staged variant bench/prepare.sh STAGED=1 writes), lowered for
+# sm_90a with --compile-all; each must take the staged path (Ost<n>)
+STAGED_INSTANCES = [
+    ("examples/rmsnorm_matmul.lean", "rmsnorm_matmul_16k", None),
+    ("examples/swiglu_mlp.lean", "swigluMlp", "M=2048,D=1024,F=2816"),
+    ("examples/transformer_block.lean", "transformerBlock", "B=2,N=512,D=512,H=8,F=1408"),
+    # inputs named like the kernel's staged row state and staged store tile
+    ("tests/emit/awkward_names.lean", "stagedNames", None),
 ]
 
 # modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own
@@ -493,6 +508,17 @@ def main():
         report("passed" if ok else "failed", f"emit triton {label}", "" if ok else r.stderr.strip()[:500] or "no tl.exp2")
         if ok:
             todo.append((out, "triton", label, True, "f32"))
+    for n, (path, entry, sizes) in enumerate([] if a.prebuilt else STAGED_INSTANCES):
+        label = f"{os.path.basename(path)}:{entry}[{sizes or ''}]:bf16:staged"
+        out = os.path.join(out_dir, f"s{n}_tilelang_staged_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
+        r = subprocess.run([tool, "opt", path, "--entry", entry, "--target", "tilelang", "-o", out] +
+                           (["--size", sizes] if sizes else []), cwd=ROOT, capture_output=True, text=True,
+                           env=dict(os.environ, TS_TL_STAGE_STORE="1"))
+        ok = r.returncode == 0 and re.search(r"T\.copy\(Ost[0-9]+, ", open(out).read()) is not None
+        report("passed" if ok else "failed", f"emit tilelang {label}",
+               "" if ok else r.stderr.strip()[:500] or "no staged store")
+        if ok:
+            todo.append((out, "tilelang", label, False, "bf16"))
     with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
         for out, target, label, small, dtype in todo:
             f.write(f"{os.path.relpath(out, out_dir)}\t{target}\t{label}\t{int(small)}\t{dtype}\n")
