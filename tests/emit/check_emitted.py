@@ -495,30 +495,26 @@ def main():
                 report("failed" if problems else "passed", f"emit {target} {label}", "; ".join(problems))
                 if not problems:
                     todo.append((out, target, label, small, dtype))
-    # exp through exp2 with the softmax temperature folded into the log2(e)
-    # multiplier (the triton-exp2 form the benchmark times, TileLang's only
-    # form): interpreted like the others, so a wrong fold fails here
-    for n, (path, entry, sizes) in enumerate([] if a.prebuilt else EXP2_INSTANCES):
-        label = f"{os.path.basename(path)}:{entry}[{sizes}]:f32:exp2"
-        out = os.path.join(out_dir, f"x{n}_triton_exp2_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
-        r = subprocess.run([tool, "opt", path, "--entry", entry, "--dtype", "f32", "--target", "triton", "-o", out,
-                            "--size", sizes], cwd=ROOT, capture_output=True, text=True,
-                           env=dict(os.environ, TS_TR_EXP2="1"))
-        ok = r.returncode == 0 and "tl.exp2(" in open(out).read()
-        report("passed" if ok else "failed", f"emit triton {label}", "" if ok else r.stderr.strip()[:500] or "no tl.exp2")
-        if ok:
-            todo.append((out, "triton", label, True, "f32"))
-    for n, (path, entry, sizes) in enumerate([] if a.prebuilt else STAGED_INSTANCES):
-        label = f"{os.path.basename(path)}:{entry}[{sizes or ''}]:bf16:staged"
-        out = os.path.join(out_dir, f"s{n}_tilelang_staged_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
-        r = subprocess.run([tool, "opt", path, "--entry", entry, "--target", "tilelang", "-o", out] +
-                           (["--size", sizes] if sizes else []), cwd=ROOT, capture_output=True, text=True,
-                           env=dict(os.environ, TS_TL_STAGE_STORE="1"))
-        ok = r.returncode == 0 and re.search(r"T\.copy\(Ost[0-9]+, ", open(out).read()) is not None
-        report("passed" if ok else "failed", f"emit tilelang {label}",
-               "" if ok else r.stderr.strip()[:500] or "no staged store")
-        if ok:
-            todo.append((out, "tilelang", label, False, "bf16"))
+    # modules emitted with a target's variant switched on by its environment
+    # variable, each required to show the variant's mark.  Triton's exp2 form
+    # with the softmax temperature folded into the log2(e) multiplier (the
+    # triton-exp2 form the benchmark times, TileLang's only form): interpreted
+    # like the others, so a wrong fold fails here.  TileLang's staged stores:
+    # lowered for sm_90a with --compile-all.
+    variants = [("triton", "f32", "exp2", "TS_TR_EXP2", r"tl\.exp2\(", True, EXP2_INSTANCES),
+                ("tilelang", "bf16", "staged", "TS_TL_STAGE_STORE", r"T\.copy\(Ost[0-9]+, ", False, STAGED_INSTANCES)]
+    for target, dtype, tag, var, mark, small, insts in variants:
+        for n, (path, entry, sizes) in enumerate([] if a.prebuilt else insts):
+            label = f"{os.path.basename(path)}:{entry}[{sizes or ''}]:{dtype}:{tag}"
+            out = os.path.join(out_dir, f"{tag}{n}_{target}_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
+            r = subprocess.run([tool, "opt", path, "--entry", entry, "--dtype", dtype, "--target", target, "-o", out] +
+                               (["--size", sizes] if sizes else []), cwd=ROOT, capture_output=True, text=True,
+                               env=dict(os.environ, **{var: "1"}))
+            ok = r.returncode == 0 and re.search(mark, open(out).read()) is not None
+            report("passed" if ok else "failed", f"emit {target} {label}",
+                   "" if ok else r.stderr.strip()[:500] or f"no {tag} form")
+            if ok:
+                todo.append((out, target, label, small, dtype))
     with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
         for out, target, label, small, dtype in todo:
             f.write(f"{os.path.relpath(out, out_dir)}\t{target}\t{label}\t{int(small)}\t{dtype}\n")
