@@ -15,11 +15,13 @@
  * verifier checks the result as it checks any plan.
  *
  * The tile then lives across trips: its elements a thread holds stay in
- * registers, so the move is made only for a float32 tile of at most
- * DEFER_REGS elements a thread, only written by one unconditional map of
- * the loop's body and read by the one reduction (its layout is free to
- * follow the map's), whose state the loop neither reads nor writes
- * otherwise.  RMSNorm -> product at M = 16384, K = N = 4096 on an H100
+ * registers, so the move is made only for a tile of at most DEFER_REGS
+ * elements a thread, whose row state the loop neither reads nor writes
+ * but by the reduction.  A float32 fragment that one unconditional map of
+ * the loop's body writes and only the reduction reads accumulates itself
+ * (its map combines); any other tile (a loaded shared tile, a 16-bit one,
+ * one read elsewhere) gets a float32 fragment of its own, D<n>, that a map
+ * in the reduction's place combines it into.  RMSNorm -> product at M = 16384, K = N = 4096 on an H100
  * (bench/exp/s16/first, medians over CUDA-graph replays, three rounds):
  * 1.24-1.28 ms as emitted before (a reduction a trip, whose annotated row
  * layout made the loads element-wise), 1.05-1.10 with bulk copies and a
@@ -68,28 +70,41 @@ static SExpr *combined(Arena *a, const Monoid *m, TBuf *t, SExpr *v) {
   return sx_op(a, m->combine, EK_REAL, args, 2);
 }
 
-/* loop's reduction r deferred if it can be: r moves after the loop (at
-   *after, which advances), the map into its tile accumulates, and a fill
-   of the identity goes before the loop (at *before, which advances) */
-static bool defer_one(const Kernel *k, Arena *a, StmtList *list, int *at, int ri) {
+/* loop's reduction r deferred if it can be: r moves after the loop (the
+   loop's place in list, *at, advances by the fill put before it), and the
+   loop accumulates r's tile element-wise instead */
+static bool defer_one(Kernel *k, Arena *a, StmtList *list, int *at, int ri) {
   Stmt *loop = list->data[*at], *r = loop->body.data[ri];
   TBuf *t = r->a;
   const Monoid *m = op_monoid(r->reduce_op);
-  if (r->clear || !m || t->scope != SCOPE_FRAGMENT || t->dtype != DT_F32 || t->shape.rank != 2) return false;
+  if (r->clear || !m || t->shape.rank != 2) return false;
   if (t->shape.d[0].n * t->shape.d[1].n > (int64_t)DEFER_REGS * k->threads) return false;
+  Uses sl = uses_in(&loop->body, r->dst);
+  if (sl.reads != 0 || sl.writes != 1) return false;
   Stmt *w = writer(loop, t);
-  Uses tk = uses_in(&k->body, t), sl = uses_in(&loop->body, r->dst);
-  if (!w || tk.writes != 1 || tk.reads != 1 || sl.reads != 0 || sl.writes != 1) return false;
-  for (int i = 0; i < loop->body.len && loop->body.data[i] != r; i++)
-    if (loop->body.data[i] == w) goto ordered;
-  return false; /* read before it is written: not a tile of this trip */
-ordered:
-  w->value = combined(a, m, t, w->value);
-  if (w->mask) w->other = combined(a, m, t, w->other);
-  for (int i = ri; i + 1 < loop->body.len; i++) loop->body.data[i] = loop->body.data[i + 1];
-  loop->body.len--;
+  Uses tk = uses_in(&k->body, t);
+  bool own = t->scope == SCOPE_FRAGMENT && t->dtype == DT_F32 && w && tk.writes == 1 && tk.reads == 1;
+  for (int i = 0; own && i < loop->body.len && loop->body.data[i] != w; i++)
+    if (loop->body.data[i] == r) own = false; /* read before it is written: not a tile of this trip */
+  TBuf *acc = t;
+  if (own) {
+    w->value = combined(a, m, t, w->value);
+    if (w->mask) w->other = combined(a, m, t, w->other);
+    for (int i = ri; i + 1 < loop->body.len; i++) loop->body.data[i] = loop->body.data[i + 1];
+    loop->body.len--;
+  } else {
+    acc = arena_alloc(a, sizeof *acc);
+    *acc = (TBuf){.id = k->bufs.len, .name = arena_printf(a, "D%d", k->bufs.len), .scope = SCOPE_FRAGMENT,
+                  .dtype = DT_F32, .shape = t->shape};
+    vec_push(a, &k->bufs, acc);
+    Stmt *fold = arena_alloc(a, sizeof *fold); /* in r's place */
+    *fold = (Stmt){.kind = ST_MAP, .dst = acc,
+                   .value = combined(a, m, acc, sx_tile(a, t, sx_var(a, TV_I), sx_var(a, TV_J)))};
+    loop->body.data[ri] = fold;
+    r->a = acc;
+  }
   Stmt *f = arena_alloc(a, sizeof *f);
-  f->kind = ST_FILL, f->dst = t, f->value = sx_real(a, m->identity);
+  *f = (Stmt){.kind = ST_FILL, .dst = acc, .value = sx_real(a, m->identity)};
   vec_push(a, list, NULL);
   vec_push(a, list, NULL);
   for (int i = list->len - 1; i > *at + 1; i--) list->data[i] = list->data[i - 2];
@@ -100,7 +115,7 @@ ordered:
   return true;
 }
 
-static void defer_list(const Kernel *k, Arena *a, StmtList *l) {
+static void defer_list(Kernel *k, Arena *a, StmtList *l) {
   for (int i = 0; i < l->len; i++) {
     Stmt *s = l->data[i];
     if (s->kind == ST_IF) {

@@ -134,6 +134,12 @@ SMALL = [
     ("tests/emit/small_products.lean", "qkNormAttention", "B=1,H=1,N=1024,D=16"),
     ("tests/emit/small_products.lean", "twoExp", "M=2,N=100000"),
     ("examples/swiglu_mlp.lean", "swigluMlp", "M=1,D=64,F=96"),
+    # row statistics of a product's operand deferred past its K loop
+    # (src/tile/defer.c): the tile itself, or a fragment of its own
+    ("tests/emit/small_products.lean", "l1Matmul", "M=37,K=100,N=20"),
+    ("tests/emit/small_products.lean", "maxScaledMatmul", "M=300,K=1000,N=200"),
+    ("tests/emit/small_products.lean", "minShiftedMatmul", "M=37,K=300,N=20"),
+    ("tests/emit/small_products.lean", "twoSumMatmul", "M=300,K=1000,N=200"),
     # Lean names Python cannot take as they are, and names the kernels use
     # (tests/emit/check_run_args.py checks run()'s side of them)
     ("tests/emit/awkward_names.lean", "awkwardNames", ""),
@@ -153,6 +159,10 @@ LARGE = [
     # an input named like the kernel's staged row state (S0_s): it once
     # took that name in the kernel, where the shared copy shadowed it
     ("tests/emit/awkward_names.lean", "stagedNames", ""),
+    # statistics deferred past a product's pipelined K loop, a fragment of
+    # their own (D<n>) beside the loop's T.copy loads
+    ("tests/emit/small_products.lean", "minShiftedMatmul", "M=4096,K=4096,N=4096"),
+    ("tests/emit/small_products.lean", "twoSumMatmul", "M=4096,K=4096,N=4096"),
 ]
 
 # instances also emitted as Triton's exp2 form (TS_TR_EXP2=1) and run in the

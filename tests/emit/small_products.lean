@@ -50,3 +50,23 @@ def twoExp (M N : Nat) (x : Tensor [M, N]) : Tensor [M, 1] :=
 def sameExpTwice (M N : Nat) (x : Tensor [M, N]) : Tensor [M, 1] :=
   let d := x - amax x
   sum (select (x > -1000.0) (exp d) 0.0 * exp d)
+
+/-! Row statistics of a product's operand that its K loop can accumulate
+element-wise and fold once after the loop (src/tile/defer.c): an L1 norm,
+a row maximum, a row minimum, and a mean with a mean of squares (a
+variance from two sums) beside one product. -/
+
+def l1Matmul (M K N : Nat) (x : Tensor [M, K]) (W : Param [K, N]) : Tensor [M, N] :=
+  (x ⬝ W) / (sum (abs x) + 1)
+
+def maxScaledMatmul (M K N : Nat) (x : Tensor [M, K]) (W : Param [K, N]) : Tensor [M, N] :=
+  (x ⬝ W) / (amax (abs x) + 1)
+
+def minShiftedMatmul (M K N : Nat) (x : Tensor [M, K]) (W : Param [K, N]) : Tensor [M, N] :=
+  (x ⬝ W) - amin x
+
+def twoSumMatmul (M K N : Nat) (x : Tensor [M, K]) (W : Param [K, N]) : Tensor [M, N] :=
+  (x ⬝ W) * rsqrt (abs (mean (x * x) - mean x * mean x) + 1)
+
+def l1_matmul_big := l1Matmul 4096 4096 4096
+def min_shifted_matmul_big := minShiftedMatmul 4096 4096 4096

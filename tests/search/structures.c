@@ -361,6 +361,10 @@ static const Case cases[] = {
      "RMSNorm -> matmul: no normalized [M, K] buffer"},
     {"examples/rmsnorm_matmul.lean", "rmsnorm_matmul_16k", NO_LOOP_REDUCE, NULL, NULL, 0,
      "RMSNorm -> matmul: squares summed element-wise in the K loop, rows reduced once after it"},
+    {"tests/emit/small_products.lean", "l1_matmul_big", NO_LOOP_REDUCE, NULL, NULL, 0,
+     "a row's L1 norm beside a product: |x| summed element-wise in the K loop"},
+    {"tests/emit/small_products.lean", "min_shifted_matmul_big", NO_LOOP_REDUCE, NULL, NULL, 0,
+     "a row's minimum beside a product: the loaded tile folded into a fragment of its own"},
     /* LN -> linear: one kernel (statistics in passes over K before the
        product's K loop) where the model prices it cheaper: a narrow
        projection.  For a wide one (ln_linear_big, N 4096) it keeps two
