@@ -88,6 +88,23 @@ static bool each_loop(const Stmt *s, int depth, void *ud) {
   return true;
 }
 
+/* a reduction defer.c moved past its loop: text, or its state's node id
+   (-1: a tile of no node) into the JSON array */
+static bool each_deferred(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Loops *l = ud;
+  if (s->kind != ST_REDUCE || !s->deferred) return true;
+  const Node *n = s->of;
+  if (l->j) json_int(l->j, n ? n->id : -1);
+  else if (n)
+    fprintf(l->f, "    %%%d (%s): accumulated element-wise in the loop, reduced once after it\n", n->id,
+            op_info[n->op].name);
+  else
+    fprintf(l->f, "    %s (%s): accumulated element-wise in the loop, reduced once after it\n", s->dst->name,
+            op_info[s->reduce_op].name);
+  return true;
+}
+
 static const char *state_law(Arena *a, const PState *st) {
   if (st->dep && st->shift)
     return arena_printf(a, "shifted to the running mean of %%%d (sum) by %g^2*n_old*(mean_old - mean_new)^2 (Chan)",
@@ -143,6 +160,7 @@ static void text_kernel(FILE *f, Arena *a, const TileProgram *tp, const Plan *p,
   }
   Loops l = {k, f, NULL, 0};
   tile_walk(&k->body, each_loop, &l);
+  tile_walk(&k->body, each_deferred, &l);
   fprintf(f, "  moves %.3g MB loaded, %.3g MB stored (modelled HBM %.3g MB); %.3g GFLOP tensor core, %.3g GFLOP other, "
              "%.3g G special functions\n",
           c->loads / 1e6, c->stores / 1e6, c->hbm / 1e6, c->tc_flops / 1e9, c->fp_flops / 1e9, c->sfu_ops / 1e9);
@@ -183,6 +201,10 @@ static void json_kernel(Json *j, Arena *a, const Plan *p, const Kernel *k, const
   json_begin_arr(j);
   Loops l = {k, NULL, j, 0};
   tile_walk(&k->body, each_loop, &l);
+  json_end_arr(j);
+  json_key(j, "deferred_reductions"); /* the state nodes whose tiles accumulate element-wise (defer.c) */
+  json_begin_arr(j);
+  tile_walk(&k->body, each_deferred, &l);
   json_end_arr(j);
   const PKernel *pk = plan_kernel_of(p, k);
   if (pk && !pk->naive && k->kind == KERNEL_FUSED) {

@@ -760,7 +760,7 @@ static void compute_tile(LP *L, const Node *n) {
     if (!src) return;
     TBuf *dst = new_tile(L, "R", SCOPE_FRAGMENT, DT_F32, ax, false);
     Stmt *r = emit(L, ST_REDUCE);
-    r->dst = dst, r->a = src, r->reduce_op = n->op, r->clear = true;
+    r->dst = dst, r->a = src, r->reduce_op = n->op, r->clear = true, r->of = n;
     L->tile[n->id] = dst;
     memcpy(L->tax[n->id], ax, 2);
     return;
@@ -1186,7 +1186,7 @@ static void update_state(LP *L, int si) {
         cp->value = tile_read(L, r);
       }
       Stmt *red = emit(L, ST_REDUCE);
-      red->dst = L->tile[r->id], red->a = src, red->reduce_op = r->op, red->clear = false;
+      red->dst = L->tile[r->id], red->a = src, red->reduce_op = r->op, red->clear = false, red->of = r;
       red->nan_ok = L->nan_ok[si];
     }
   }

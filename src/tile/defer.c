@@ -108,6 +108,7 @@ static bool defer_one(Kernel *k, Arena *a, StmtList *list, int *at, int ri) {
   vec_push(a, list, NULL);
   vec_push(a, list, NULL);
   for (int i = list->len - 1; i > *at + 1; i--) list->data[i] = list->data[i - 2];
+  r->deferred = true;
   list->data[*at + 2] = r;    /* after the loop */
   list->data[*at + 1] = loop;
   list->data[*at] = f;        /* before it */

@@ -229,6 +229,7 @@ static void print_stmt(FILE *out, const Stmt *s, int ind) {
   case ST_REDUCE:
     fprintf(out, "reduce %s %s= %s over j", op_info[s->reduce_op].name, s->dst->name, s->a->name);
     if (s->clear) fputs(" (clear)", out);
+    if (s->deferred) fputs(" (deferred: accumulated element-wise in the loop above)", out);
     break;
   case ST_STORE:
   case ST_ATOMIC_ADD:
