@@ -5,8 +5,9 @@
  * becomes of the winner).  The plan is the one `opt` searches; the
  * schedules differ in the streamed loop's tile and the pipeline depth, the
  * choices the H200 sweep of 2026-12-03 found the cost model least sure of,
- * and whether TileLang loads tiles by TMA (which that sweep found faster
- * for some kernels and slower for others).
+ * whether TileLang loads tiles by TMA (which that sweep found faster for
+ * some kernels and slower for others) and whether it stores a product's
+ * final tile by TMA (store=1, off by default until timed over the set).
  * Schedules that give the same modules are written once.
  */
 #include <errno.h>
@@ -16,8 +17,10 @@
 #include "../emit/emit.h"
 #include "cli.h"
 
-/* the schedules tried, the cost model's own first ("-") */
-static const char *const tried[] = {"-", "stages=2", "copy=0", "copy=1", "stream=32", "stream=64",
+/* the schedules tried, the cost model's own first ("-"); store=1 second,
+   since the cost model prices it as the first (its stores are the same
+   bytes) and a stable sort keeps it ahead of the others it ties with */
+static const char *const tried[] = {"-", "store=1", "stages=2", "copy=0", "copy=1", "stream=32", "stream=64",
                                     "stream=64,stages=2", "stream=128", "stream=128,stages=2"};
 #define NTRIED (int)(sizeof tried / sizeof tried[0])
 

@@ -968,8 +968,10 @@ static bool copies_in_pipeline(const Emit *e, const StmtList *l, bool in_loop) {
    2-element stores.  On an H100 that took rmsnorm_matmul_16k's product
    kernel from 0.98-1.04 to 0.94-1.01 ms and the product alone from
    0.90-0.95 to 0.86-0.91 (bench/exp/s16, three rounds each); not yet timed
-   over the benchmark set, so off by default: TS_TL_STAGE_STORE=1 turns it
-   on (bench/prepare.sh STAGED=1 writes the tilelang-staged variant).  The
+   over the benchmark set, so off by default: the schedule's store=1 turns
+   it on for a kernel (`opt --schedule store=1`; `tune` tries it),
+   TS_TL_STAGE_STORE=1 for every kernel whose schedule leaves it open
+   (bench/prepare.sh STAGED=1 writes the tilelang-staged variant).  The
    shared tile is TileLang's to place: its lifetime does not meet the
    loop's stages, which TileLang's storage rewrite shares with it. */
 static bool stage_store_on(void) {
@@ -988,7 +990,8 @@ static bool tl_staged_store(Emit *e, const Kernel *k, const Stmt *s, int at) {
   int di, dj;
   const SExpr *oi, *oj;
   DType dt = s->kind == ST_STORE ? s->global->dtype : DT_F32;
-  if (!stage_store_on() || e->no_copy || s->kind != ST_STORE || !kernel_has(k, ST_GEMM)) return false;
+  bool on = k->store == 1 || (k->store == 0 && stage_store_on());
+  if (!on || e->no_copy || s->kind != ST_STORE || !kernel_has(k, ST_GEMM)) return false;
   if ((s->mask && !(s->mask->kind == SX_INT && s->mask->i)) || (dt != DT_BF16 && dt != DT_F16)) return false;
   if (s->ext[0] < 16 || s->ext[1] < 16 || !store_shape(s, &di, &dj, &oi, &oj)) return false;
   long long r = (long long)s->ext[0], c = (long long)s->ext[1];

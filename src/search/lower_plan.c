@@ -1593,6 +1593,7 @@ static bool lower_fused(LP *L) {
   k->name = arena_printf(L->a, "k%d_fused_%s", L->tp->kernels.len, op_info[pk->root->op].name);
   k->threads = pk->threads ? pk->threads : 128;
   k->copy = pk->copy;
+  k->store = pk->store;
   k->node = pk->root;
   for (int i = 0; i < pk->members.len; i++) {
     int8_t ax[2];

@@ -104,6 +104,7 @@ typedef struct PKernel {
   struct { int node; int8_t dim; } merge[PLAN_MAX_AXES][2];
   int threads, stages;
   int copy;            /* bulk tile copies (Kernel.copy): 0 the target's default, 1 on, 2 off */
+  int store;           /* the final tile stored through shared memory (Kernel.store): likewise */
   /* axis analysis (axes.c): per member node id, per dimension, the axis it
      runs along (-1: a dimension of size 1); and the axis a reduction or
      product reduces over */

@@ -427,12 +427,15 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen) {
     long long v = strtoll(eq + 1, &stop, 10);
     size_t kl = (size_t)(eq - p);
 #define KEY(name) (kl == strlen(name) && !strncmp(p, name, kl))
-    if (KEY("copy")) {
+    if (KEY("copy") || KEY("store")) {
+      bool copy = KEY("copy");
       if (stop != end || eq + 1 == end || (v != 0 && v != 1)) {
-        snprintf(why, whylen, "copy needs 0 (element-wise tile loads) or 1 (bulk copies: TMA)");
+        snprintf(why, whylen, "%s", copy ? "copy needs 0 (element-wise tile loads) or 1 (bulk copies: TMA)"
+                                         : "store needs 0 (each thread stores its elements) or 1 (the tile "
+                                           "through shared memory: a TMA store)");
         return false;
       }
-      out->copy = v ? 1 : 2;
+      *(copy ? &out->copy : &out->store) = v ? 1 : 2;
       p = *end ? end + 1 : end;
       continue;
     }
@@ -526,6 +529,7 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
     t = configure_with(s, p, k, NULL, why, whylen);
   }
   k->copy = sc->copy;
+  k->store = sc->store;
   return t;
 }
 

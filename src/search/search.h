@@ -23,10 +23,11 @@ typedef struct Schedule {
   int stages;           /* software pipeline depth of the stream loop */
   int64_t splits;       /* blocks the stream is split across (1: none) */
   int copy;             /* tile loads as bulk copies (TMA): 1 on, 2 off, 0 the default */
+  int store;            /* a product's final tile through shared memory (a TMA store): likewise */
 } Schedule;
-/* Parse "stream=128,rows=64,threads=256,stages=3,splits=1,copy=0"; false with
-   a message in why (naming the bad key or value). */
-#define SCHEDULE_KEYS "stream, rows, cols, threads, stages, splits, copy"
+/* Parse "stream=128,rows=64,threads=256,stages=3,splits=1,copy=0,store=1";
+   false with a message in why (naming the bad key or value). */
+#define SCHEDULE_KEYS "stream, rows, cols, threads, stages, splits, copy, store"
 bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen);
 
 typedef struct SearchOpts {

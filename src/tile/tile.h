@@ -155,6 +155,10 @@ typedef struct Kernel {
      TMA) rather than element-wise loads (cp.async), a schedule choice: 1
      on, 2 off, 0 the target's default */
   int copy;
+  /* a product's final tile stored through shared memory and one bulk copy
+     (TileLang: a TMA store) rather than by each thread, a schedule choice:
+     1 on, 2 off, 0 the target's default */
+  int store;
   BufList bufs;         /* tile buffers */
   StmtList body;        /* the statement tree */
   const Node *node;     /* the graph node it materializes (the main one, for fused kernels) */

@@ -1,0 +1,1 @@
+opt @FILE --entry mm --target tilelang -o /dev/null --schedule copy=1,store=2
