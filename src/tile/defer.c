@@ -21,11 +21,14 @@
  * the loop's body writes and only the reduction reads accumulates itself
  * (its map combines); any other tile (a loaded shared tile, a 16-bit one,
  * one read elsewhere) gets a float32 fragment of its own, D<n>, that a map
- * in the reduction's place combines it into.  RMSNorm -> product at M = 16384, K = N = 4096 on an H100
- * (bench/exp/s16/first, medians over CUDA-graph replays, three rounds):
- * 1.24-1.28 ms as emitted before (a reduction a trip, whose annotated row
- * layout made the loads element-wise), 1.05-1.10 with bulk copies and a
- * reduction a trip, 1.00-1.03 deferred.
+ * in the reduction's place combines it into.  A block whose loop runs no
+ * trip folds the identity, which leaves its state as it was.
+ *
+ * RMSNorm -> product at M = 16384, K = N = 4096 on an H100 (bench/exp/s16,
+ * medians over CUDA-graph replays, three rounds): 1.24-1.28 ms as emitted
+ * before (a reduction a trip, whose annotated row layout made the loads
+ * element-wise), 1.05-1.10 with bulk copies and a reduction a trip,
+ * 1.00-1.03 deferred.
  */
 #include "tile.h"
 
