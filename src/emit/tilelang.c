@@ -168,15 +168,6 @@ static bool stage_reads_stmt(const Stmt *s, int depth, void *ud) {
   return true;
 }
 
-typedef struct Writes { const TBuf *b; int n; } Writes;
-
-static bool count_writes(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  Writes *w = ud;
-  if ((s->kind == ST_REDUCE || s->kind == ST_MAP || s->kind == ST_FILL || s->kind == ST_GEMM) && s->dst == w->b) w->n++;
-  return true;
-}
-
 static bool reduced_into(const Stmt *s, int depth, void *ud) {
   (void)depth;
   const TBuf **b = ud;
@@ -186,10 +177,10 @@ static bool reduced_into(const Stmt *s, int depth, void *ud) {
 
 /* the writes of b by the kernel's top-level statement i (nested ones too) */
 static int writes_at(const Kernel *k, int i, const TBuf *b) {
-  Writes w = {b, 0};
   StmtList one = {.data = &k->body.data[i], .len = 1};
-  tile_walk(&one, count_writes, &w);
-  return w.n;
+  int n;
+  tile_buf_uses(&one, b, NULL, &n);
+  return n;
 }
 
 static void find_staged(Emit *e, const Kernel *k, int last) {
@@ -217,9 +208,9 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     if ((s->kind != ST_REDUCE && s->kind != ST_MAP) || s->dst->scope != SCOPE_FRAGMENT || s->dst->shape.rank != 1)
       continue;
     int have = staged_index(e, s->dst);
-    Writes w = {s->dst, 0};
-    tile_walk(&k->body, count_writes, &w);
-    if (w.n != 1 || (have < 0 && e->nstaged >= 16)) continue;
+    int writes;
+    tile_buf_uses(&k->body, s->dst, NULL, &writes);
+    if (writes != 1 || (have < 0 && e->nstaged >= 16)) continue;
     Emit probe = *e;
     probe.nstaged = 0;
     for (int i = r + 1; i < k->body.len; i++)
@@ -486,7 +477,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     }
     parallel(e, ind, s->dst->shape.d[0].n, two ? s->dst->shape.d[1].n : 1, two);
     emit_printf(e, "%s    %s[i%s] = ", ind, s->dst->name, two ? ", j" : "");
-    if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
+    if (stmt_masked(s)) {
       emit_printf(e, "T.if_then_else(");
       emit_cond(e, s->mask);
       emit_printf(e, ", ");
@@ -541,7 +532,7 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
     bool two = s->ext[1] != 1 || stmt_uses_var(s, TV_J);
     parallel(e, ind, s->ext[0], s->ext[1], two);
     const char *in2 = "    ";
-    if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
+    if (stmt_masked(s)) {
       emit_printf(e, "%s    if ", ind);
       emit_cond(e, s->mask);
       emit_printf(e, ":\n");
@@ -989,10 +980,10 @@ static bool store_shape(const Stmt *s, int *di, int *dj, const SExpr **oi, const
 static bool tl_staged_store(Emit *e, const Kernel *k, const Stmt *s, int at) {
   int di, dj;
   const SExpr *oi, *oj;
-  DType dt = s->kind == ST_STORE ? s->global->dtype : DT_F32;
   bool on = k->store == 1 || (k->store == 0 && stage_store_on());
   if (!on || e->no_copy || s->kind != ST_STORE || !kernel_has(k, ST_GEMM)) return false;
-  if ((s->mask && !(s->mask->kind == SX_INT && s->mask->i)) || (dt != DT_BF16 && dt != DT_F16)) return false;
+  DType dt = s->global->dtype;
+  if (stmt_masked(s) || (dt != DT_BF16 && dt != DT_F16)) return false;
   if (s->ext[0] < 16 || s->ext[1] < 16 || !store_shape(s, &di, &dj, &oi, &oj)) return false;
   long long r = (long long)s->ext[0], c = (long long)s->ext[1];
   emit_printf(e, "        Ost%d = T.alloc_shared((%lld, %lld), \"%s\")\n", at, r, c, dtype_name(dt));

@@ -284,7 +284,7 @@ static void block(Emit *e, const char *ind, const Stmt *s, int64_t r, int64_t c)
   emit_printf(e, "%s_zero_%lld_%lld = tl.zeros((%lld, %lld), tl.int32)\n", ind, (long long)r, (long long)c, (long long)r,
               (long long)c);
   emit_printf(e, "%s_mask_%lld_%lld = ", ind, (long long)r, (long long)c); /* the mask, as a block */
-  if (s->mask && !(s->mask->kind == SX_INT && s->mask->i)) {
+  if (stmt_masked(s)) {
     emit_printf(e, "(");
     emit_cond(e, s->mask);
     emit_printf(e, ") & ");

@@ -34,31 +34,6 @@
 
 enum { DEFER_REGS = 32 };
 
-typedef struct Uses { const TBuf *b; int reads, writes; } Uses;
-
-static void count_read(const SExpr *e, void *ud) {
-  Uses *u = ud;
-  if (e->kind == SX_TILE && e->buf == u->b) u->reads++;
-}
-
-static void count_reads(const SExpr *e, void *ud) { sexpr_walk(e, count_read, ud); }
-
-static bool count_stmt(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  Uses *u = ud;
-  stmt_exprs(s, count_reads, u);
-  if ((s->kind == ST_GEMM && (s->a == u->b || s->b == u->b)) || (s->kind == ST_REDUCE && s->a == u->b)) u->reads++;
-  if ((s->kind == ST_FILL || s->kind == ST_MAP || s->kind == ST_GEMM || s->kind == ST_REDUCE) && s->dst == u->b)
-    u->writes++;
-  return true;
-}
-
-static Uses uses_in(const StmtList *l, const TBuf *b) {
-  Uses u = {b, 0, 0};
-  tile_walk(l, count_stmt, &u);
-  return u;
-}
-
 /* the map of loop's body that writes t, or NULL */
 static Stmt *writer(const Stmt *loop, const TBuf *t) {
   for (int i = 0; i < loop->body.len; i++) {
@@ -82,11 +57,12 @@ static bool defer_one(Kernel *k, Arena *a, StmtList *list, int *at, int ri) {
   const Monoid *m = op_monoid(r->reduce_op);
   if (r->clear || !m || t->shape.rank != 2) return false;
   if (t->shape.d[0].n * t->shape.d[1].n > (int64_t)DEFER_REGS * k->threads) return false;
-  Uses sl = uses_in(&loop->body, r->dst);
-  if (sl.reads != 0 || sl.writes != 1) return false;
+  int sreads, swrites, treads, twrites;
+  tile_buf_uses(&loop->body, r->dst, &sreads, &swrites);
+  if (sreads != 0 || swrites != 1) return false;
   Stmt *w = writer(loop, t);
-  Uses tk = uses_in(&k->body, t);
-  bool own = t->scope == SCOPE_FRAGMENT && t->dtype == DT_F32 && w && tk.writes == 1 && tk.reads == 1;
+  tile_buf_uses(&k->body, t, &treads, &twrites);
+  bool own = t->scope == SCOPE_FRAGMENT && t->dtype == DT_F32 && w && twrites == 1 && treads == 1;
   for (int i = 0; own && i < loop->body.len && loop->body.data[i] != w; i++)
     if (loop->body.data[i] == r) own = false; /* read before it is written: not a tile of this trip */
   TBuf *acc = t;

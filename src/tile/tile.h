@@ -246,6 +246,12 @@ bool stmt_uses_var(const Stmt *s, TVar v);
 /* Does the kernel have a statement of this kind anywhere? */
 bool kernel_has(const Kernel *k, StmtKind kind);
 bool tile_list_has(const StmtList *l, StmtKind kind); /* ... in l, at any depth */
+/* The reads and writes of tile buffer b by the statements of l, at any
+   depth: reads by expressions (tile reads), gemm operands and reduce
+   sources; writes by fill, map, gemm and reduce destinations. */
+void tile_buf_uses(const StmtList *l, const TBuf *b, int *reads, int *writes);
+/* Does map or store s have a mask that is not the constant true? */
+bool stmt_masked(const Stmt *s);
 /* Is s a map that only copies a global tensor of the tile's dtype into a
    shared tile, unmasked (what a bulk copy or cp.async can do), and not a
    tile the threads compute? */

@@ -94,11 +94,38 @@ bool tile_list_has(const StmtList *l, StmtKind kind) {
 
 bool kernel_has(const Kernel *k, StmtKind kind) { return tile_list_has(&k->body, kind); }
 
+typedef struct Uses { const TBuf *b; int reads, writes; } Uses;
+
+static void use_read(const SExpr *e, void *ud) {
+  Uses *u = ud;
+  if (e->kind == SX_TILE && e->buf == u->b) u->reads++;
+}
+
+static void use_reads(const SExpr *e, void *ud) { sexpr_walk(e, use_read, ud); }
+
+static bool use_stmt(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Uses *u = ud;
+  stmt_exprs(s, use_reads, u);
+  if ((s->kind == ST_GEMM && (s->a == u->b || s->b == u->b)) || (s->kind == ST_REDUCE && s->a == u->b)) u->reads++;
+  if ((s->kind == ST_FILL || s->kind == ST_MAP || s->kind == ST_GEMM || s->kind == ST_REDUCE) && s->dst == u->b)
+    u->writes++;
+  return true;
+}
+
+void tile_buf_uses(const StmtList *l, const TBuf *b, int *reads, int *writes) {
+  Uses u = {b, 0, 0};
+  tile_walk(l, use_stmt, &u);
+  if (reads) *reads = u.reads;
+  if (writes) *writes = u.writes;
+}
+
+bool stmt_masked(const Stmt *s) { return s->mask && !(s->mask->kind == SX_INT && s->mask->i); }
+
 bool tile_map_is_copy(const Stmt *s) {
   const SExpr *v = s->value;
   return s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && v && v->kind == SX_LOAD &&
-         v->buf->scope == SCOPE_GLOBAL && v->buf->dtype == s->dst->dtype &&
-         (!s->mask || (s->mask->kind == SX_INT && s->mask->i));
+         v->buf->scope == SCOPE_GLOBAL && v->buf->dtype == s->dst->dtype && !stmt_masked(s);
 }
 
 typedef struct Fills { bool (*is_copy)(const Stmt *s); double copy, fill; } Fills;
