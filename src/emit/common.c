@@ -66,6 +66,46 @@ bool emit_gemm_thin(const Stmt *s) {
   return a->d[0].n < 16 || a->d[1].n < 16 || b->d[0].n < 16 || b->d[1].n < 16;
 }
 
+typedef struct VarUse { bool i, j; } VarUse;
+static void var_use(const SExpr *x, void *ud) {
+  VarUse *u = ud;
+  if (x->kind == SX_VAR) u->i |= x->var == TV_I, u->j |= x->var == TV_J;
+}
+
+/* x = off + v, v + off or v, with off free of i and j: *off (NULL for 0) */
+static bool plus_var(const SExpr *x, TVar v, const SExpr **off) {
+  VarUse u = {0};
+  *off = NULL;
+  if (x->kind == SX_VAR && x->var == v) return true;
+  if (x->kind != SX_IDX || x->iop != IX_ADD) return false;
+  for (int k = 0; k < 2; k++)
+    if (x->a[k]->kind == SX_VAR && x->a[k]->var == v) {
+      sexpr_walk(x->a[1 - k], var_use, &u);
+      if (u.i || u.j) return false;
+      *off = x->a[1 - k];
+      return true;
+    }
+  return false;
+}
+
+bool emit_rect(SExpr *const *idx, int n, int *di, int *dj, const SExpr **oi, const SExpr **oj) {
+  *di = *dj = -1;
+  *oi = *oj = NULL;
+  for (int d = 0; d < n; d++) {
+    VarUse u = {0};
+    sexpr_walk(idx[d], var_use, &u);
+    if (u.i && u.j) return false;
+    if (u.i) {
+      if (*di >= 0 || !plus_var(idx[d], TV_I, oi)) return false;
+      *di = d;
+    } else if (u.j) {
+      if (*dj >= 0 || !plus_var(idx[d], TV_J, oj)) return false;
+      *dj = d;
+    }
+  }
+  return *di >= 0 && *dj >= 0 && *di < *dj;
+}
+
 bool emit_is_real(DType t) {
   switch (t) {
   case DT_F32:

@@ -131,6 +131,9 @@ struct Emit {
   const TBuf *dual[16];     /* Triton: loaded tiles a loop feeds to tl.dot and reads otherwise too */
   int ndual;
   bool evict_last;          /* Triton: loads written now ask to stay in cache (the second load of a dual) */
+  const TBuf *tma[16];      /* Triton: the globals this kernel loads through tensor descriptors (_tma<n>), */
+  int64_t tma_blk[16][2];   /* ... and the block each loads */
+  int ntma;
   bool no_copy;             /* TileLang: loads stay element-wise maps here (the kernel's
                                schedule, or a loop that also fills a shared tile from threads) */
   bool failed;
@@ -159,6 +162,11 @@ bool emit_is_real(DType t);                     /* f32, f16, bf16 */
 /* A product tile thinner than 16 on a side (one row: M = 1), which neither
    tl.dot nor T.gemm takes: both emitters write it as a sum of products. */
 bool emit_gemm_thin(const Stmt *s);
+/* Do the indices idx[0..n) address a rectangle (what a bulk copy moves):
+   one dimension the block's i runs along and one j does (di before dj),
+   each as offset + the variable, the others free of both?  The dimensions
+   and offsets (NULL for 0). */
+bool emit_rect(SExpr *const *idx, int n, int *di, int *dj, const SExpr **oi, const SExpr **oj);
 /* The globals a kernel reads or writes, in the program's order (an array
    from the arena in *out); returns the count. */
 int emit_kernel_globals(Emit *e, const Kernel *k, const TBuf ***out);

@@ -132,7 +132,8 @@ static bool name_taken(Emit *e, const char *s, int upto) {
   if (is_py_keyword(s)) return true;
   /* the kernels' coordinates and loop variables (i_8, j_1, k1) and masks (_mask_8_1) */
   if (prefix_digits(s, "i_") || prefix_digits(s, "j_") || prefix_digits(s, "k") || !strncmp(s, "_zero_", 6) ||
-      !strncmp(s, "_mask_", 6) || prefix_digits(s, "Ost")) /* TileLang's staged stores (Ost3) */
+      !strncmp(s, "_mask_", 6) || prefix_digits(s, "Ost") || /* TileLang's staged stores (Ost3) */
+      prefix_digits(s, "_tma"))                              /* Triton's tensor descriptors (_tma0) */
     return true;
   for (size_t r = 0; r < sizeof py_reserved / sizeof py_reserved[0]; r++)
     if (!strcmp(s, py_reserved[r])) return true;

@@ -261,60 +261,17 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
    wrong), so such a loop keeps element-wise maps (cp.async).  On by
    default since the H200 timed it (docs/BENCHMARKS.md, 2026-12-03 sweep);
    TS_TL_COPY=0 turns it off. */
-typedef struct VarUse { bool i, j; } VarUse;
-static void var_use(const SExpr *x, void *ud) {
-  VarUse *u = ud;
-  if (x->kind == SX_VAR) u->i |= x->var == TV_I, u->j |= x->var == TV_J;
-}
-
-/* x = off + v, v + off or v, with off free of i and j: *off (NULL for 0) */
-static bool plus_var(const SExpr *x, TVar v, const SExpr **off) {
-  VarUse u = {0};
-  *off = NULL;
-  if (x->kind == SX_VAR && x->var == v) return true;
-  if (x->kind != SX_IDX || x->iop != IX_ADD) return false;
-  for (int k = 0; k < 2; k++)
-    if (x->a[k]->kind == SX_VAR && x->a[k]->var == v) {
-      sexpr_walk(x->a[1 - k], var_use, &u);
-      if (u.i || u.j) return false;
-      *off = x->a[1 - k];
-      return true;
-    }
-  return false;
-}
-
 static bool tl_copy_on(void) {
   static int on = -1;
   if (on < 0) on = !(getenv("TS_TL_COPY") && *getenv("TS_TL_COPY") == '0');
   return on;
 }
 
-/* Do the indices idx[0..n) address a rectangle: one dimension i runs
-   along and one j does (di before dj), each as offset + the variable, the
-   others free of both?  The dimensions and offsets (NULL for 0). */
-static bool rect_shape(SExpr *const *idx, int n, int *di, int *dj, const SExpr **oi, const SExpr **oj) {
-  *di = *dj = -1;
-  *oi = *oj = NULL;
-  for (int d = 0; d < n; d++) {
-    VarUse u = {0};
-    sexpr_walk(idx[d], var_use, &u);
-    if (u.i && u.j) return false;
-    if (u.i) {
-      if (*di >= 0 || !plus_var(idx[d], TV_I, oi)) return false;
-      *di = d;
-    } else if (u.j) {
-      if (*dj >= 0 || !plus_var(idx[d], TV_J, oj)) return false;
-      *dj = d;
-    }
-  }
-  return *di >= 0 && *dj >= 0 && *di < *dj;
-}
-
 /* Is map s a copy: the dimensions of its load that i and j run along (di
    before dj) and their offsets? */
 static bool copy_shape(const Stmt *s, int *di, int *dj, const SExpr **oi, const SExpr **oj) {
   if (!tile_map_is_copy(s) || s->dst->shape.rank != 2) return false;
-  return rect_shape(s->value->idx, s->value->nidx, di, dj, oi, oj);
+  return emit_rect(s->value->idx, s->value->nidx, di, dj, oi, oj);
 }
 
 /* Does kernel k load tiles with T.copy: as its schedule says, else with
@@ -974,7 +931,7 @@ static bool stage_store_on(void) {
 /* the store's dimensions along i and j (di before dj, dj the last) and
    their offsets, if it writes a rectangle as staged stores need */
 static bool store_shape(const Stmt *s, int *di, int *dj, const SExpr **oi, const SExpr **oj) {
-  return rect_shape(s->gidx, s->ngidx, di, dj, oi, oj) && *dj == s->ngidx - 1;
+  return emit_rect(s->gidx, s->ngidx, di, dj, oi, oj) && *dj == s->ngidx - 1;
 }
 
 static bool tl_staged_store(Emit *e, const Kernel *k, const Stmt *s, int at) {

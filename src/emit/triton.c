@@ -20,7 +20,9 @@
  * tl.sum/max/min along axis 1 combined with the accumulator.  A tile read
  * must be at the statement's own coordinates (what the lowering produces).
  * Offsets are int32, except into a global of 2^31 elements or more, whose
- * indices are widened to int64 first.
+ * indices are widened to int64 first.  Where the schedule asks (copy=1),
+ * plain tile loads and unmasked stores go through tensor descriptors (TMA)
+ * instead of pointers (see "tile loads through tensor descriptors").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +151,130 @@ static void tr_load(Emit *e, const SExpr *x) {
   if (emit_is_real(x->buf->dtype) && x->buf->dtype != DT_F32) emit_printf(e, ".to(tl.float32)");
 }
 
+/* ---- tile loads through tensor descriptors (TMA) ----
+   A map that only loads a rectangle of a global into a shared tile
+   (tile_map_is_copy: no mask, so no overhang, and no conversion) whose
+   block's i and j run along the global's last two dimensions is a
+   descriptor load: the kernel makes one tl.make_tensor_descriptor per
+   global and block (_tma0, _tma1, ...) over the global seen as a matrix
+   (its leading dimensions flattened into rows; an unmasked block never
+   crosses from one leading index into the next), and Triton's pipeliner
+   turns such loads in a loop into TMA copies with barriers.  TMA needs
+   16-byte row strides and a box of at most 256 a side with at least 16
+   bytes in a row; any other map stays tl.load.  An unmasked 2-D store of
+   such a block is a descriptor store (a TMA store) likewise.  The schedule's copy=1
+   asks for it, copy=0 keeps pointer loads; the default is pointer loads
+   until the GPU has timed both (TS_TR_TMA=1 makes descriptors the
+   default).  A device-side descriptor lives in global scratch memory
+   that the launch allocates: run() sets an allocator (torch.empty). */
+static bool tma_kernel(const Kernel *k) {
+  if (k->copy) return k->copy == 1;
+  const char *on = getenv("TS_TR_TMA");
+  return on && !strcmp(on, "1");
+}
+
+/* the flattened matrix of global g: rows x cols */
+static void tma_matrix(const TBuf *g, int64_t *rows, int64_t *cols) {
+  int n = g->shape.rank;
+  *cols = g->shape.d[n - 1].n;
+  *rows = 1;
+  for (int d = 0; d < n - 1; d++) *rows *= g->shape.d[d].n;
+}
+
+/* Do indices idx[0..n) of global g address a block [r, c] that a
+   descriptor can move? */
+static bool tma_rect(const TBuf *g, SExpr *const *idx, int n, int64_t r, int64_t c) {
+  int di, dj;
+  const SExpr *oi, *oj;
+  if (!emit_rect(idx, n, &di, &dj, &oi, &oj) || dj != n - 1 || di != n - 2) return false;
+  int64_t rows, cols, el = dtype_bytes(g->dtype);
+  tma_matrix(g, &rows, &cols);
+  return emit_is_real(g->dtype) && r <= 256 && c <= 256 && c * el >= 16 && (cols * el) % 16 == 0 &&
+         rows < ((int64_t)1 << 31);
+}
+
+/* The global, block and indices of a statement a descriptor can do: a
+   copy map (a load), or an unmasked 2-D store (a TMA store); else NULL. */
+static const TBuf *tma_stmt(const Stmt *s, int64_t blk[2], SExpr *const **idx, int *n) {
+  if (s->kind == ST_MAP && tile_map_is_copy(s) && s->dst->shape.rank == 2) {
+    blk[0] = s->dst->shape.d[0].n, blk[1] = s->dst->shape.d[1].n;
+    *idx = s->value->idx, *n = s->value->nidx;
+    return tma_rect(s->value->buf, *idx, *n, blk[0], blk[1]) ? s->value->buf : NULL;
+  }
+  if (s->kind == ST_STORE && !stmt_masked(s) && s->ngidx >= 2) {
+    blk[0] = s->ext[0], blk[1] = s->ext[1];
+    *idx = s->gidx, *n = s->ngidx;
+    return tma_rect(s->global, *idx, *n, blk[0], blk[1]) ? s->global : NULL;
+  }
+  return NULL;
+}
+
+/* the descriptor of statement s in this kernel, or -1 */
+static int tma_of(const Emit *e, const Stmt *s) {
+  int64_t blk[2];
+  SExpr *const *idx;
+  int n;
+  const TBuf *g = tma_kernel(e->k) ? tma_stmt(s, blk, &idx, &n) : NULL;
+  for (int t = 0; g && t < e->ntma; t++)
+    if (e->tma[t] == g && e->tma_blk[t][0] == blk[0] && e->tma_blk[t][1] == blk[1]) return t;
+  return -1;
+}
+
+static bool tma_note(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  Emit *e = ud;
+  int64_t blk[2];
+  SExpr *const *idx;
+  int n;
+  const TBuf *g = tma_stmt(s, blk, &idx, &n);
+  if (!g) return true;
+  for (int t = 0; t < e->ntma; t++)
+    if (e->tma[t] == g && e->tma_blk[t][0] == blk[0] && e->tma_blk[t][1] == blk[1]) return true;
+  if (e->ntma < 16) {
+    e->tma[e->ntma] = g;
+    e->tma_blk[e->ntma][0] = blk[0], e->tma_blk[e->ntma][1] = blk[1];
+    e->ntma++;
+  }
+  return true;
+}
+
+/* Collect kernel k's descriptors into e (none unless the schedule asks). */
+static void tma_scan(Emit *e, const Kernel *k) {
+  e->ntma = 0;
+  if (tma_kernel(k)) tile_walk(&k->body, tma_note, e);
+}
+
+/* the offsets [row, col] of a descriptor's block at indices idx[0..n)
+   of global g: the leading indices flattened, times the rows of a matrix,
+   plus the block's row offset; the column offset */
+static void tma_offsets(Emit *e, const TBuf *g, SExpr *const *idx, int n) {
+  const SExpr *oi, *oj;
+  int di, dj;
+  emit_rect(idx, n, &di, &dj, &oi, &oj);
+  emit_printf(e, "[");
+  bool any = false;
+  int64_t stride = g->shape.d[n - 2].n;
+  for (int d = n - 3; d >= 0; d--) {
+    if (!(idx[d]->kind == SX_INT && idx[d]->i == 0)) {
+      emit_printf(e, "%s(", any ? " + " : "");
+      emit_expr(e, idx[d]);
+      emit_printf(e, ") * %lld", (long long)stride);
+      any = true;
+    }
+    stride *= g->shape.d[d].n;
+  }
+  if (oi) {
+    emit_printf(e, "%s", any ? " + " : "");
+    emit_expr(e, oi);
+  } else if (!any) {
+    emit_printf(e, "0");
+  }
+  emit_printf(e, ", ");
+  if (oj) emit_expr(e, oj);
+  else emit_printf(e, "0");
+  emit_printf(e, "]");
+}
+
 /* A tile read as a block of the statement's shape: at the statement's own
    coordinates, or broadcast along an axis of extent 1 (a row statistic
    read across columns, a per-block scalar). */
@@ -207,6 +333,8 @@ static void find_duals(Emit *e, const StmtList *l) {
   for (int i = 0; i < l->len; i++) {
     const Stmt *s = l->data[i];
     if (s->kind != ST_MAP || !s->value || s->value->kind != SX_LOAD) continue;
+    if (tma_of(e, s) >= 0 && getenv("TS_TR_TMA_ONE") && !strcmp(getenv("TS_TR_TMA_ONE"), "1"))
+      continue; /* an experiment: is a descriptor's load safe to share? (bench/exp/s17) */
     for (int c = 0; c < d.ncand; c++)
       if (d.cand[c] == s->dst && d.read[c] && e->ndual < 16 && !is_dual(e, s->dst)) e->dual[e->ndual++] = s->dst;
   }
@@ -377,10 +505,17 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
   case ST_MAP: {
     const TBuf *d = s->dst;
     int64_t r = d->shape.d[0].n, c = d->shape.rank == 2 ? d->shape.d[1].n : 1;
+    int t = tma_of(e, s);
+    if (t >= 0) {
+      emit_printf(e, "%s%s = _tma%d.load(", ind, d->name, t);
+      tma_offsets(e, s->value->buf, s->value->idx, s->value->nidx);
+      emit_printf(e, ")\n");
+      if (!is_dual(e, d)) return;
+    }
     block(e, ind, s, r, c);
     /* a dual is written twice: name, then name_r by loads the compiler
-       does not merge with the first */
-    for (int second = 0; second < 1 + is_dual(e, d); second++) {
+       does not merge with the first (the first a descriptor's, if any) */
+    for (int second = t >= 0; second < 1 + is_dual(e, d); second++) {
       emit_printf(e, "%s%s%s = ", ind, d->name, second ? "_r" : "");
       if (d->shape.rank == 1) emit_printf(e, "tl.reshape(");
       e->evict_last = second;
@@ -428,6 +563,15 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
   case ST_STORE:
   case ST_ATOMIC_ADD: {
     block(e, ind, s, s->ext[0], s->ext[1]);
+    int t = tma_of(e, s);
+    if (t >= 0) {
+      emit_printf(e, "%s_tma%d.store(", ind, t);
+      tma_offsets(e, s->global, s->gidx, s->ngidx);
+      emit_printf(e, ", ");
+      tr_block_value(e, s->value, NULL, NULL, s->global->dtype, s->ext[0], s->ext[1]);
+      emit_printf(e, ")\n");
+      return;
+    }
     emit_printf(e, "%s%s(", ind, s->kind == ST_STORE ? "tl.store" : "tl.atomic_add");
     SExpr *zero = NULL;
     tr_pointer(e, s->global, s->ngidx ? s->gidx : &zero, s->ngidx);
@@ -482,7 +626,16 @@ static void tr_kernel(Emit *e, const Kernel *k) {
   emit_printf(e, "):\n");
   emit_kernel_comment(e, k, "    ");
   emit_printf(e, "    bx = tl.program_id(0)\n    by = tl.program_id(1)\n    bz = tl.program_id(2)\n");
+  tma_scan(e, k);
+  for (int t = 0; t < e->ntma; t++) {
+    int64_t rows, cols;
+    tma_matrix(e->tma[t], &rows, &cols);
+    emit_printf(e, "    _tma%d = tl.make_tensor_descriptor(%s, shape=[%lld, %lld], strides=[%lld, 1], block_shape=[%lld, %lld])\n",
+                t, e->gname[e->tma[t]->id], (long long)rows, (long long)cols, (long long)cols,
+                (long long)e->tma_blk[t][0], (long long)e->tma_blk[t][1]);
+  }
   tr_list(e, &k->body, "    ");
+  e->ntma = 0;
 }
 
 static int warps(const Kernel *k) { return k->threads >= 32 ? k->threads / 32 : 1; }
@@ -551,9 +704,22 @@ static int stages(const Kernel *k) {
   return d.stages > 1 ? d.stages : 1;
 }
 
+/* Does any kernel of the program load through descriptors? */
+static bool program_tma(Emit *e) {
+  bool any = false;
+  for (int k = 0; k < e->tp->kernels.len; k++) {
+    tma_scan(e, e->tp->kernels.data[k]);
+    any |= e->ntma > 0;
+  }
+  e->ntma = 0;
+  return any;
+}
+
 static void tr_launch(Emit *e, const Kernel *k) {
   const TBuf **gs;
   int n = emit_kernel_globals(e, k, &gs);
+  if (k == e->tp->kernels.data[0] && program_tma(e))
+    emit_printf(e, "    triton.set_allocator(%stma_alloc)  # the descriptors' scratch memory\n", e->pre);
   emit_printf(e, "    %s[(%lld, %lld, %lld)](", k->name, (long long)k->grid[0], (long long)k->grid[1],
               (long long)k->grid[2]);
   for (int i = 0; i < n; i++) emit_printf(e, "%s, ", e->gname[gs[i]->id]);
@@ -577,6 +743,12 @@ static void tr_extras(Emit *e) {
                 (long long)K->grid[2], warps(K), stages(K));
   }
   emit_printf(e, "]\n\n\n");
+  if (program_tma(e))
+    emit_printf(e,
+                "def %stma_alloc(size, alignment, stream):\n"
+                "    \"\"\"Global scratch memory for the kernels' tensor descriptors (triton.set_allocator).\"\"\"\n"
+                "    return torch.empty(size, dtype=torch.int8, device=\"cuda\")\n\n\n",
+                e->pre);
   emit_printf(e,
               "def %swarm_part(part, parts):\n"
               "    \"\"\"warm()'s worker: compile kernels part, part + parts, ... for this GPU.\"\"\"\n"

@@ -33,3 +33,9 @@ and the allocation shadowed it. -/
 def stagedNames (S0_s : Tensor [16384, 4096]) (g : Param [4096]) (Ost5 : Param [4096, 4096]) :
     Tensor [16384, 4096] :=
   rmsnorm S0_s g ⬝ Ost5
+
+/-- Inputs named like the Triton kernel's tensor descriptors (`_tma0`,
+with the schedule's copy=1 or TS_TR_TMA=1): a kernel parameter of that
+name would be shadowed by the descriptor made from it. -/
+def tmaNames (_tma0 : Tensor [256, 512]) (_tma1 : Param [512, 256]) : Tensor [256, 256] :=
+  _tma0 ⬝ _tma1

@@ -187,6 +187,28 @@ STAGED_INSTANCES = [
     ("tests/emit/awkward_names.lean", "stagedNames", None),
 ]
 
+# instances also emitted with Triton's tensor descriptors (TS_TR_TMA=1, the
+# schedule's copy=1: tile loads and unmasked stores through TMA; the
+# triton-tma variant of bench/prepare.sh SCHEDULES="tma:copy=1"): in float32
+# run by Triton's interpreter against the reference (full and partial tiles,
+# a split product, a decode's split keys), in bf16 built for sm_90a with
+# --compile-all; each must load through a descriptor
+TMA_SMALL = [
+    ("examples/attention.lean", "attention", "B=1,H=2,N=256,D=16"),
+    ("examples/causal_attention.lean", "causalAttention", "B=1,H=1,N=256,D=16"),
+    ("examples/rmsnorm_matmul.lean", "rmsnormMatmul", "M=64,K=256,N=128"),
+    ("examples/matmul_large_k.lean", "matmulLargeK", "M=64,K=8192,N=64"),
+    ("examples/gqa_decode.lean", "gqaDecode", "B=1,H=4,Hkv=2,S=4096,D=16"),
+    ("tests/emit/awkward_names.lean", "tmaNames", None),
+]
+TMA_BIG = [
+    ("examples/rmsnorm_matmul.lean", "rmsnorm_matmul_16k", None),
+    ("examples/swiglu_mlp.lean", "swigluMlp", "M=2048,D=1024,F=2816"),
+    ("examples/attention.lean", "attention_4k", None),
+    ("examples/transformer_block.lean", "transformerBlock", "B=2,N=512,D=512,H=8,F=1408"),
+    ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=1024,D=512,V=8192"),
+]
+
 # modules run as `python3 MODULE.py --compile-only sm_90a` (the module's own
 # GPU-less build, as a user would run it), with the toolchain installed
 COMPILE_ONLY = ["attention.lean:attention[B=2,H=2,N=8,D=4]:bf16",
@@ -510,9 +532,12 @@ def main():
     # with the softmax temperature folded into the log2(e) multiplier (the
     # triton-exp2 form the benchmark times, TileLang's only form): interpreted
     # like the others, so a wrong fold fails here.  TileLang's staged stores:
-    # lowered for sm_90a with --compile-all.
+    # lowered for sm_90a with --compile-all.  Triton's tensor descriptors:
+    # interpreted in float32, built in bf16.
     variants = [("triton", "f32", "exp2", "TS_TR_EXP2", r"tl\.exp2\(", True, EXP2_INSTANCES),
-                ("tilelang", "bf16", "staged", "TS_TL_STAGE_STORE", r"T\.copy\(Ost[0-9]+, ", False, STAGED_INSTANCES)]
+                ("tilelang", "bf16", "staged", "TS_TL_STAGE_STORE", r"T\.copy\(Ost[0-9]+, ", False, STAGED_INSTANCES),
+                ("triton", "f32", "tma", "TS_TR_TMA", r"_tma[0-9]+\.load\(", True, TMA_SMALL),
+                ("triton", "bf16", "tmabf", "TS_TR_TMA", r"_tma[0-9]+\.load\(", False, TMA_BIG)]
     for target, dtype, tag, var, mark, small, insts in variants:
         for n, (path, entry, sizes) in enumerate([] if a.prebuilt else insts):
             label = f"{os.path.basename(path)}:{entry}[{sizes or ''}]:{dtype}:{tag}"
