@@ -517,7 +517,8 @@ static void print_cmd_help(const Command *c) {
            "                        stream=128,rows=128,threads=256,stages=3,splits=4 (the stream\n"
            "                        loop's tile, block tile rows and cols, threads, pipeline depth,\n"
            "                        blocks the stream is split across; copy=1|0: tile loads as bulk\n"
-           "                        copies (TMA) or element-wise; store=1|0: a product's final tile\n"
+           "                        copies (TMA: TileLang T.copy, Triton tensor descriptors) or\n"
+           "                        element-wise; store=1|0: a product's final tile\n"
            "                        through shared memory (a TMA store) or by each thread); the rest\n"
            "                        the cost model picks\n"
            "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
