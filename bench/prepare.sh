@@ -18,8 +18,9 @@
 # ... : the searched plan under `opt --schedule VALUE`, one variant per
 # NAME:VALUE (names of letters and digits; "tma:copy=1" and "ew:copy=0"
 # time TileLang's bulk copies against element-wise loads);
-# NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.  EXP2=1 adds
-# triton-exp2: Triton's exp(a - b) as exp2(a·log2e − b·log2e) (TS_TR_EXP2=1).
+# NAME:VALUE:1exp also sets TS_ONE_EXP=1 for that variant.  EXP=1 adds
+# triton-exp: Triton's exp(a - b) as tl.exp (TS_TR_EXP2=0) rather than the
+# default exp2(a·log2e − b·log2e).
 # STAGED=1 adds tilelang-staged: a product kernel's final 2-D store through
 # shared memory and a TMA store (TS_TL_STAGE_STORE=1).
 # TUNED=FILE compiles the searched variants with `opt --tuned FILE` (the
@@ -40,20 +41,20 @@ first=1
     mods=""
     preds=""
     plans=""
-    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp} ${EXP2:+triton-exp2} ${STAGED:+tilelang-staged}"
+    variants="tilelang triton ${NAIVE:+tilelang-naive triton-naive} ${ONE_EXP:+tilelang-1exp triton-1exp} ${EXP:+triton-exp} ${STAGED:+tilelang-staged}"
     for k in $(seq 1 "${CANDIDATES:-0}"); do variants="$variants tilelang-cand$k triton-cand$k"; done
     for sch in ${SCHEDULES:-}; do variants="$variants tilelang-${sch%%:*} triton-${sch%%:*}"; done
     for variant in $variants; do
       target=${variant%%-*}
       flag="${TUNED:+--tuned $TUNED}"
       oneexp=0
-      exp2=0
+      exp2=1
       staged=0
       case "$variant" in
         *-naive) flag=--naive ;;
         *-cand*) flag="--candidate ${variant##*-cand}" ;;
         *-1exp) oneexp=1 ;;
-        *-exp2) exp2=1 ;;
+        *-exp) exp2=0 ;;
         *-staged) staged=1 ;;
         *)
           for sch in ${SCHEDULES:-}; do

@@ -381,15 +381,15 @@ static void tr_var(Emit *e, TVar v) {
 }
 
 /* exp(a - b) as one FMA and an exp2, as the TileLang emitter writes it:
-   off by default until its speed is measured on the GPU (session 7's hang
-   compiling it was the row scalars' tl.reshape, since gone; every bench
-   kernel in this form builds for sm_90 in under 3 s here).  TS_TR_EXP2=1
-   turns it on for a module, for bench/prepare.sh's triton-exp2 variant. */
+   the default since three harness runs timed both forms (an H200 in
+   session 11, an H100 in sessions 15 and 16: attention 2-10% faster, linear
+   cross-entropy 1.2% slower, the rest within 1%; docs/BENCHMARKS.md).
+   TS_TR_EXP2=0 keeps tl.exp (bench/prepare.sh's triton-exp variant). */
 static EmitTarget triton_exp2;
 
 static void tr_imports(Emit *e) {
   const char *on = getenv("TS_TR_EXP2");
-  if (on && !strcmp(on, "1")) {
+  if (!on || strcmp(on, "0")) {
     triton_exp2 = emit_triton;
     triton_exp2.exp_diff = "tl.exp2(%0 * %2 - %1 * %2)";
     triton_exp2.exp_scaled = "tl.exp2(%0 * %1)";

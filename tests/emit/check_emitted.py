@@ -165,8 +165,8 @@ LARGE = [
     ("tests/emit/small_products.lean", "twoSumMatmul", "M=4096,K=4096,N=4096"),
 ]
 
-# instances also emitted as Triton's exp2 form (TS_TR_EXP2=1) and run in the
-# interpreter with --interpret: a temperature folded into exp2's multiplier
+# instances also emitted in Triton's tl.exp form (TS_TR_EXP2=0; the exp2 form
+# is the default) and run in the interpreter with --interpret: a temperature
 # in a streamed key loop, a split one with its combine, a masked one
 EXP2_INSTANCES = [
     ("examples/attention.lean", "attention", "B=1,H=1,N=1024,D=16"),
@@ -527,24 +527,25 @@ def main():
                 report("failed" if problems else "passed", f"emit {target} {label}", "; ".join(problems))
                 if not problems:
                     todo.append((out, target, label, small, dtype))
-    # modules emitted with a target's variant switched on by its environment
-    # variable, each required to show the variant's mark.  Triton's exp2 form
-    # with the softmax temperature folded into the log2(e) multiplier (the
-    # triton-exp2 form the benchmark times, TileLang's only form): interpreted
-    # like the others, so a wrong fold fails here.  TileLang's staged stores:
+    # modules emitted with a target's variant set by its environment variable,
+    # each required to show the variant's mark.  Triton's tl.exp form
+    # (TS_TR_EXP2=0; exp2 with the softmax temperature folded into the log2(e)
+    # multiplier is the default, interpreted with the others): interpreted
+    # too, so both forms are checked.  TileLang's staged stores:
     # lowered for sm_90a with --compile-all.  Triton's tensor descriptors:
     # interpreted in float32, built in bf16.
-    variants = [("triton", "f32", "exp2", "TS_TR_EXP2", r"tl\.exp2\(", True, EXP2_INSTANCES),
-                ("tilelang", "bf16", "staged", "TS_TL_STAGE_STORE", r"T\.copy\(Ost[0-9]+, ", False, STAGED_INSTANCES),
-                ("triton", "f32", "tma", "TS_TR_TMA", r"_tma[0-9]+\.load\(", True, TMA_SMALL),
-                ("triton", "bf16", "tmabf", "TS_TR_TMA", r"_tma[0-9]+\.load\(", False, TMA_BIG)]
-    for target, dtype, tag, var, mark, small, insts in variants:
+    variants = [("triton", "f32", "exp", "TS_TR_EXP2=0", r"tl\.exp\(", True, EXP2_INSTANCES),
+                ("tilelang", "bf16", "staged", "TS_TL_STAGE_STORE=1", r"T\.copy\(Ost[0-9]+, ", False, STAGED_INSTANCES),
+                ("triton", "f32", "tma", "TS_TR_TMA=1", r"_tma[0-9]+\.load\(", True, TMA_SMALL),
+                ("triton", "bf16", "tmabf", "TS_TR_TMA=1", r"_tma[0-9]+\.load\(", False, TMA_BIG)]
+    for target, dtype, tag, setting, mark, small, insts in variants:
+        var, value = setting.split("=")
         for n, (path, entry, sizes) in enumerate([] if a.prebuilt else insts):
             label = f"{os.path.basename(path)}:{entry}[{sizes or ''}]:{dtype}:{tag}"
             out = os.path.join(out_dir, f"{tag}{n}_{target}_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
             r = subprocess.run([tool, "opt", path, "--entry", entry, "--dtype", dtype, "--target", target, "-o", out] +
                                (["--size", sizes] if sizes else []), cwd=ROOT, capture_output=True, text=True,
-                               env=dict(os.environ, **{var: "1"}))
+                               env=dict(os.environ, **{var: value}))
             ok = r.returncode == 0 and re.search(mark, open(out).read()) is not None
             report("passed" if ok else "failed", f"emit {target} {label}",
                    "" if ok else r.stderr.strip()[:500] or f"no {tag} form")
