@@ -382,8 +382,9 @@ static void tr_var(Emit *e, TVar v) {
 
 /* exp(a - b) as one FMA and an exp2, as the TileLang emitter writes it:
    the default since three harness runs timed both forms (an H200 in
-   session 11, an H100 in sessions 15 and 16: attention 2-10% faster, linear
-   cross-entropy 1.2% slower, the rest within 1%; docs/BENCHMARKS.md).
+   session 11, an H100 in sessions 15 and 16: masked attention 6-7% faster,
+   dense 2-10% in 11 of 12 readings, linear cross-entropy 0.7-1.3% slower;
+   docs/BENCHMARKS.md, session 17).
    TS_TR_EXP2=0 keeps tl.exp (bench/prepare.sh's triton-exp variant). */
 static EmitTarget triton_exp2;
 
