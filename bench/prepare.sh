@@ -23,6 +23,8 @@
 # default exp2(a·log2e − b·log2e).
 # STAGED=1 adds tilelang-staged: a product kernel's final 2-D store through
 # shared memory and a TMA store (TS_TL_STAGE_STORE=1).
+# A variant whose module is byte-identical to its target's own (a schedule
+# with nothing to change in that case) is left out.
 # TUNED=FILE compiles the searched variants with `opt --tuned FILE` (the
 # schedules tools/tune.py measured; bench/results/*-tuned.tsv).
 set -euo pipefail
@@ -66,8 +68,12 @@ first=1
           done ;;
       esac
       if TS_ONE_EXP=$oneexp TS_TR_EXP2=$exp2 TS_TL_STAGE_STORE=$staged "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
-        mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         rm -f "$out/${inst}_$variant.err"
+        if [ "$variant" != "$target" ] && cmp -s "$out/${inst}_$variant.py" "$out/${inst}_$target.py"; then
+          rm -f "$out/${inst}_$variant.py"  # the target's own module: nothing more to time or carry
+          continue
+        fi
+        mods="$mods${mods:+, }\"$variant\": \"${inst}_$variant.py\""
         # the cost model's time, and the plan's kernels and the bytes they
         # load and store (the kernel/traffic table beside torch.compile's)
         read -r pred plan < <("$bin" explain "$file" --entry "$inst" --dtype "$dtype" $flag --format json |
