@@ -69,7 +69,8 @@ first=1
       esac
       if TS_ONE_EXP=$oneexp TS_TR_EXP2=$exp2 TS_TL_STAGE_STORE=$staged "$bin" opt "$file" --entry "$inst" --dtype "$dtype" --target "$target" $flag -o "$out/${inst}_$variant.py" > /dev/null 2> "$out/${inst}_$variant.err"; then
         rm -f "$out/${inst}_$variant.err"
-        if [ "$variant" != "$target" ] && cmp -s "$out/${inst}_$variant.py" "$out/${inst}_$target.py"; then
+        # (past the header's command, which names the variant's options)
+        if [ "$variant" != "$target" ] && cmp -s <(tail -n +3 "$out/${inst}_$variant.py") <(tail -n +3 "$out/${inst}_$target.py"); then
           rm -f "$out/${inst}_$variant.py"  # the target's own module: nothing more to time or carry
           continue
         fi

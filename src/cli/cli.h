@@ -35,6 +35,7 @@ typedef struct Opts {
   int candidate;          /* tiles, verify, opt, explain: the search's k-th runner-up (0: its choice) */
   Schedule schedule;      /* tiles, verify, opt, explain: --schedule (when has_schedule) */
   bool has_schedule;
+  const char *schedule_text; /* --schedule's value as given */
   const char *tuned;      /* --tuned FILE: schedules measured on a GPU (tuned.c) */
   int top;                /* tune: schedules to write (--top) */
   bool check;             /* grad: against central differences (--check) */
@@ -126,6 +127,10 @@ TileProgram *compile_entry(Session *s, Opts *o, DType dt, Compiled *out);
 bool opts_dtype(const Opts *o, DType *dt);
 /* The --size bindings as modules and manifests write them: "B=2,N=8". */
 const char *sizes_text(Arena *a, const Opts *o);
+/* The options besides the file, entry, sizes, dtype and target that chose
+   a module (" --naive", " --schedule copy=1", ...; "" for none), for its
+   header's command. */
+const char *options_text(Arena *a, const Opts *o);
 
 int cmd_verify(Opts *o);   /* cmd_verify.c */
 int cmd_tune(Opts *o);     /* cmd_tune.c */

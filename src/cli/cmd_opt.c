@@ -69,7 +69,8 @@ static bool write_backward(Opts *o, DType dt, Target target, const TileProgram *
   Compiled cp;
   TileProgram *tp = compile_program(o, g, dt, &cp);
   if (!tp) goto done;
-  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes_text(s.arena, o), .source = cp.orig};
+  EmitInfo info = {.file = o->file, .entry = g->entry, .sizes = sizes_text(s.arena, o),
+                   .options = options_text(s.arena, o), .source = cp.orig};
   if (!write_module(path, tp, target, &info, NULL)) goto done;
   /* the differentiated inputs, as positions among run()'s arguments */
   int *pos = arena_alloc(s.arena, sizeof(int) * (size_t)(nd ? nd : 1));
@@ -264,7 +265,8 @@ int cmd_opt(Opts *o) {
   if (cp.tuned)
     printf("schedule %s, tuned on %s (%.1f us, %s, %s)\n", cp.rec.schedule, cp.rec.device, cp.rec.measured_us,
            cp.rec.target, cp.rec.date);
-  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes_text(s.arena, o), .source = cp.orig};
+  EmitInfo info = {.file = o->file, .entry = o->entry, .sizes = sizes_text(s.arena, o),
+                   .options = options_text(s.arena, o), .source = cp.orig};
   if (!write_module(o->out, tp, target, &info, NULL)) goto done;
   /* said once both modules are written: a backward pass that fails
      removes the forward module, which is then not reported written */

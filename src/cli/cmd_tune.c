@@ -24,6 +24,22 @@ static const char *const tried[] = {"-", "store=1", "stages=2", "copy=0", "copy=
                                     "stream=64,stages=2", "stream=128", "stream=128,stages=2"};
 #define NTRIED (int)(sizeof tried / sizeof tried[0])
 
+/* a module past its header's first two lines (the command that makes it,
+   which names the schedule): what two schedules that emit the same code share */
+static const char *body(const char *m, size_t len, size_t *rest) {
+  const char *p = m;
+  for (int nl = 0; nl < 2 && p; nl++) p = memchr(p, '\n', len - (size_t)(p - m)), p = p ? p + 1 : NULL;
+  if (!p) p = m;
+  *rest = len - (size_t)(p - m);
+  return p;
+}
+
+static bool same_module(const char *a, size_t la, const char *b, size_t lb) {
+  size_t ra, rb;
+  const char *pa = body(a, la, &ra), *pb = body(b, lb, &rb);
+  return ra == rb && !memcmp(pa, pb, ra);
+}
+
 typedef struct Cand {
   const char *spec;
   double predicted;      /* seconds */
@@ -53,6 +69,7 @@ int cmd_tune(Opts *o) {
     Opts oi = *o;
     oi.quiet_schedule = true;
     oi.has_schedule = strcmp(tried[i], "-") != 0;
+    oi.schedule_text = oi.has_schedule ? tried[i] : NULL;
     char why[160];
     if (oi.has_schedule && !schedule_parse(tried[i], &oi.schedule, why, sizeof why)) continue;
     Compiled cp;
@@ -66,6 +83,7 @@ int cmd_tune(Opts *o) {
        tile program and still emit the same code, a copy mode with nothing
        to copy); one that could not be emitted is no one's duplicate */
     Cand c = {.spec = tried[i], .predicted = cost_program(tp, gpu, NULL)};
+    info.options = options_text(s.arena, &oi);
     bool emitted = true;
     for (int t = 0; t < 2; t++) {
       FILE *f = open_memstream(&c.mod[t], &c.len[t]);
@@ -80,8 +98,8 @@ int cmd_tune(Opts *o) {
     }
     bool dup = false;
     for (int k = 0; k < n && !dup && emitted; k++)
-      dup = !cands[k].err[0][0] && !cands[k].err[1][0] && cands[k].len[0] == c.len[0] && cands[k].len[1] == c.len[1] &&
-            !memcmp(cands[k].mod[0], c.mod[0], c.len[0]) && !memcmp(cands[k].mod[1], c.mod[1], c.len[1]);
+      dup = !cands[k].err[0][0] && !cands[k].err[1][0] && same_module(cands[k].mod[0], cands[k].len[0], c.mod[0], c.len[0]) &&
+            same_module(cands[k].mod[1], cands[k].len[1], c.mod[1], c.len[1]);
     if (dup) {
       free(c.mod[0]), free(c.mod[1]);
       continue;

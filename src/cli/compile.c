@@ -151,6 +151,17 @@ const char *sizes_text(Arena *a, const Opts *o) {
   return sizes;
 }
 
+const char *options_text(Arena *a, const Opts *o) {
+  const char *s = "";
+  if (o->naive) s = arena_printf(a, "%s --naive", s);
+  if (o->candidate) s = arena_printf(a, "%s --candidate %d", s, o->candidate);
+  if (o->has_schedule && o->schedule_text) s = arena_printf(a, "%s --schedule %s", s, o->schedule_text);
+  if (o->tuned) s = arena_printf(a, "%s --tuned %s", s, o->tuned);
+  if (o->gpu) s = arena_printf(a, "%s --gpu %s", s, o->gpu);
+  if (o->grad) s = arena_printf(a, "%s --grad", s);
+  return s;
+}
+
 bool opts_dtype(const Opts *o, DType *dt) {
   *dt = DT_BF16;
   if (!o->dtype || dtype_parse(o->dtype, dt)) return true;

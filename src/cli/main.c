@@ -705,6 +705,7 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: " SCHEDULE_KEYS ")");
       if (!schedule_parse(v, &o->schedule, why, sizeof why)) return usage_error("--schedule: %s", why);
       o->has_schedule = true;
+      o->schedule_text = v;
     } else if (compiles(cur_cmd) &&
                ((v = opt_value(argc, argv, &i, "--gpu", &m)) || m)) {
       if (!v || !(o->gpu_profile = gpu_find(v))) return usage_error("--gpu needs a100, h100 or h200");

@@ -32,6 +32,7 @@ typedef struct EmitInfo {
   const char *file;    /* the .lean file */
   const char *entry;   /* the entry definition */
   const char *sizes;   /* the --size bindings, "B=2,N=8" */
+  const char *options; /* the other options that chose the module (" --schedule copy=1"), or NULL */
   const Graph *source; /* the graph as written, before the rewrite (NULL: the program's):
                           random_inputs() draws weights by its matmuls (ir_fan_in) */
 } EmitInfo;
