@@ -236,10 +236,43 @@ def concrete_instances(tool, paths):
     return out
 
 
-def kernel_count(tool, path, entry, sizes, dtype):
+def kernel_count(tool, path, entry, sizes, dtype, env=None):
     args = [tool, "tiles", path, "--entry", entry, "--dtype", dtype] + (["--size", sizes] if sizes else [])
-    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env=env)
     return len(re.findall(r"^kernel ", r.stdout, re.M)) if r.returncode == 0 else None
+
+
+def emit_checked(tool, path, entry, sizes, target, dtype, out, label, env=None, mark=None, tag=None):
+    """opt writes the module (with env's settings): it compiles as Python, has
+    as many kernel functions as tiles lists (under the same settings), run(),
+    reference() and __main__, and mark where a variant must show its form.
+    One line of the report; True when it passed."""
+    args = [tool, "opt", path, "--entry", entry, "--dtype", dtype, "--target", target, "-o", out]
+    if sizes:
+        args += ["--size", sizes]
+    environ = dict(os.environ, **(env or {}))
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env=environ)
+    if r.returncode != 0:
+        report("failed", f"opt {target} {label}", r.stderr.strip()[:500])
+        return False
+    try:
+        py_compile.compile(out, doraise=True)
+    except py_compile.PyCompileError as e:
+        report("failed", f"py_compile {target} {label}", str(e)[:500])
+        return False
+    text = open(out).read()
+    nk = kernel_count(tool, path, entry, sizes, dtype, environ)
+    deco = "@T.prim_func" if target == "tilelang" else "@triton.jit"
+    problems = []
+    if nk is None or text.count(deco) != nk:
+        problems.append(f"{text.count(deco)} kernel functions, tiles says {nk}")
+    for need in ("\ndef run(", "\ndef reference(", '\nif __name__ == "__main__":'):
+        if need not in text:
+            problems.append(f"no {need.strip()}")
+    if mark and not re.search(mark, text):
+        problems.append(f"no {tag} form")
+    report("failed" if problems else "passed", f"emit {target} {label}", "; ".join(problems))
+    return not problems
 
 
 def import_module(path, name):
@@ -503,29 +536,7 @@ def main():
                 label = f"{os.path.basename(path)}:{entry}{'[' + sizes + ']' if sizes else ''}:{dtype}"
                 mod_name = f"m{n}_{target}_{dtype}_{re.sub(r'[^A-Za-z0-9]', '_', entry)}"
                 out = os.path.join(out_dir, mod_name + ".py")
-                args = [tool, "opt", path, "--entry", entry, "--dtype", dtype, "--target", target, "-o", out]
-                if sizes:
-                    args += ["--size", sizes]
-                r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
-                if r.returncode != 0:
-                    report("failed", f"opt {target} {label}", r.stderr.strip()[:500])
-                    continue
-                try:
-                    py_compile.compile(out, doraise=True)
-                except py_compile.PyCompileError as e:
-                    report("failed", f"py_compile {target} {label}", str(e)[:500])
-                    continue
-                text = open(out).read()
-                nk = kernel_count(tool, path, entry, sizes, dtype)
-                deco = "@T.prim_func" if target == "tilelang" else "@triton.jit"
-                problems = []
-                if nk is None or text.count(deco) != nk:
-                    problems.append(f"{text.count(deco)} kernel functions, tiles says {nk}")
-                for need in ("\ndef run(", "\ndef reference(", '\nif __name__ == "__main__":'):
-                    if need not in text:
-                        problems.append(f"no {need.strip()}")
-                report("failed" if problems else "passed", f"emit {target} {label}", "; ".join(problems))
-                if not problems:
+                if emit_checked(tool, path, entry, sizes, target, dtype, out, label):
                     todo.append((out, target, label, small, dtype))
     # modules emitted with a target's variant set by its environment variable,
     # each required to show the variant's mark.  Triton's tl.exp form
@@ -543,13 +554,7 @@ def main():
         for n, (path, entry, sizes) in enumerate([] if a.prebuilt else insts):
             label = f"{os.path.basename(path)}:{entry}[{sizes or ''}]:{dtype}:{tag}"
             out = os.path.join(out_dir, f"{tag}{n}_{target}_{re.sub(r'[^A-Za-z0-9]', '_', entry)}.py")
-            r = subprocess.run([tool, "opt", path, "--entry", entry, "--dtype", dtype, "--target", target, "-o", out] +
-                               (["--size", sizes] if sizes else []), cwd=ROOT, capture_output=True, text=True,
-                               env=dict(os.environ, **{var: value}))
-            ok = r.returncode == 0 and re.search(mark, open(out).read()) is not None
-            report("passed" if ok else "failed", f"emit {target} {label}",
-                   "" if ok else r.stderr.strip()[:500] or f"no {tag} form")
-            if ok:
+            if emit_checked(tool, path, entry, sizes, target, dtype, out, label, {var: value}, mark, tag):
                 todo.append((out, target, label, small, dtype))
     with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
         for out, target, label, small, dtype in todo:

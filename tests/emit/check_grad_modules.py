@@ -183,7 +183,7 @@ def main():
                    (r.stderr + b.stdout + b.stderr)[-400:])
     # bench/kernel_bisect.py (the GPU's kernel-by-kernel check) in Triton's
     # interpreter: the transformer block's float32 backward module passes, and
-    # with one exp planted wrong it names the first kernel that uses it
+    # with one exp (or exp2) planted wrong it names the first kernel that uses it
     bmod = os.path.join(tmp, "transformerBlock_triton_f32_backward.py")
     if os.path.exists(bmod):
         bis = [sys.executable, os.path.join(ROOT, "bench/kernel_bisect.py"), "--cpu"]
@@ -191,9 +191,10 @@ def main():
         report(r.returncode == 0 and "every temporary matches" in r.stdout,
                "kernel_bisect.py --cpu: every temporary of the block's backward matches", (r.stdout + r.stderr)[-400:])
         src = open(bmod).read()
-        at = src.index("tl.exp(")
+        m = re.search(r"tl\.exp2?\(", src)  # exp2 by default, tl.exp with TS_TR_EXP2=0
+        at = m.start()
         planted = os.path.join(tmp, "planted_backward.py")
-        open(planted, "w").write(src[:at] + "tl.exp(1.01 * " + src[at + len("tl.exp("):])
+        open(planted, "w").write(src[:at] + m.group(0) + "1.01 * " + src[m.end():])
         kern = src.rfind("\ndef ", 0, at)
         name = src[kern + 5:src.index("(", kern)]
         r = subprocess.run(bis + [planted], capture_output=True, text=True)
