@@ -28,8 +28,11 @@ static const char *const tried[] = {"-", "store=1", "stages=2", "copy=0", "copy=
    which names the schedule): what two schedules that emit the same code share */
 static const char *body(const char *m, size_t len, size_t *rest) {
   const char *p = m;
-  for (int nl = 0; nl < 2 && p; nl++) p = memchr(p, '\n', len - (size_t)(p - m)), p = p ? p + 1 : NULL;
-  if (!p) p = m;
+  for (int nl = 0; nl < 2; nl++) {
+    const char *eol = memchr(p, '\n', len - (size_t)(p - m));
+    if (!eol) return *rest = len, m; /* no header: the whole module */
+    p = eol + 1;
+  }
   *rest = len - (size_t)(p - m);
   return p;
 }

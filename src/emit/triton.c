@@ -193,43 +193,40 @@ static bool tma_rect(const TBuf *g, SExpr *const *idx, int n, int64_t r, int64_t
          rows < ((int64_t)1 << 31);
 }
 
-/* The global, block and indices of a statement a descriptor can do: a
-   copy map (a load), or an unmasked 2-D store (a TMA store); else NULL. */
-static const TBuf *tma_stmt(const Stmt *s, int64_t blk[2], SExpr *const **idx, int *n) {
+/* The global and block of a statement a descriptor can do: a copy map
+   (a load), or an unmasked 2-D store (a TMA store); else NULL. */
+static const TBuf *tma_stmt(const Stmt *s, int64_t blk[2]) {
   if (s->kind == ST_MAP && tile_map_is_copy(s) && s->dst->shape.rank == 2) {
     blk[0] = s->dst->shape.d[0].n, blk[1] = s->dst->shape.d[1].n;
-    *idx = s->value->idx, *n = s->value->nidx;
-    return tma_rect(s->value->buf, *idx, *n, blk[0], blk[1]) ? s->value->buf : NULL;
+    return tma_rect(s->value->buf, s->value->idx, s->value->nidx, blk[0], blk[1]) ? s->value->buf : NULL;
   }
   if (s->kind == ST_STORE && !stmt_masked(s) && s->ngidx >= 2) {
     blk[0] = s->ext[0], blk[1] = s->ext[1];
-    *idx = s->gidx, *n = s->ngidx;
-    return tma_rect(s->global, *idx, *n, blk[0], blk[1]) ? s->global : NULL;
+    return tma_rect(s->global, s->gidx, s->ngidx, blk[0], blk[1]) ? s->global : NULL;
   }
   return NULL;
+}
+
+/* the kernel's descriptor of global g and block blk, or -1 */
+static int tma_find(const Emit *e, const TBuf *g, const int64_t blk[2]) {
+  for (int t = 0; t < e->ntma; t++)
+    if (e->tma[t] == g && e->tma_blk[t][0] == blk[0] && e->tma_blk[t][1] == blk[1]) return t;
+  return -1;
 }
 
 /* the descriptor of statement s in this kernel, or -1 */
 static int tma_of(const Emit *e, const Stmt *s) {
   int64_t blk[2];
-  SExpr *const *idx;
-  int n;
-  const TBuf *g = tma_kernel(e->k) ? tma_stmt(s, blk, &idx, &n) : NULL;
-  for (int t = 0; g && t < e->ntma; t++)
-    if (e->tma[t] == g && e->tma_blk[t][0] == blk[0] && e->tma_blk[t][1] == blk[1]) return t;
-  return -1;
+  const TBuf *g = tma_kernel(e->k) ? tma_stmt(s, blk) : NULL;
+  return g ? tma_find(e, g, blk) : -1;
 }
 
 static bool tma_note(const Stmt *s, int depth, void *ud) {
   (void)depth;
   Emit *e = ud;
   int64_t blk[2];
-  SExpr *const *idx;
-  int n;
-  const TBuf *g = tma_stmt(s, blk, &idx, &n);
-  if (!g) return true;
-  for (int t = 0; t < e->ntma; t++)
-    if (e->tma[t] == g && e->tma_blk[t][0] == blk[0] && e->tma_blk[t][1] == blk[1]) return true;
+  const TBuf *g = tma_stmt(s, blk);
+  if (!g || tma_find(e, g, blk) >= 0) return true;
   if (e->ntma < 16) {
     e->tma[e->ntma] = g;
     e->tma_blk[e->ntma][0] = blk[0], e->tma_blk[e->ntma][1] = blk[1];
