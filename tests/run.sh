@@ -85,6 +85,7 @@ suite grad-examples tests/grad/check_examples.sh ./tilesmith
 suite crosscheck python3 tests/crosscheck.py ./tilesmith
 suite sweep tests/train/sweep_check.sh ./tilesmith
 suite train-data tests/train/data_check.sh ./tilesmith
+suite train-lr-mult tests/train/lr_mult_check.sh ./tilesmith
 suite rules tests/rules/run.sh
 suite lake tests/lake_check.sh ./tilesmith
 # emitted modules: byte-compiled always; lowered for sm_90a (TileLang) and

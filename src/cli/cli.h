@@ -69,6 +69,11 @@ typedef struct Opts {
   int sweep_seeds, jobs;
   const char *plot;       /* sweep: --plot OUT.png */
   double coord_lr;        /* sweep: --coord LR, a coordinate check at one learning rate */
+  /* train, sweep: --lr-mult NAME=X, a Param's learning rate times X on top
+     of the parametrization's; X a number, or width^E / depth^E (the width
+     or depth over its base, to the power E) */
+  struct LrMult { const char *name; double factor; char base; double power; } lr_mults[16];
+  int nlr_mults;
 } Opts;
 
 /* One compilation: its arena, context and program. */
@@ -149,6 +154,10 @@ void train_opts(const Opts *o, struct TrainOpts *to);
    shorter than the run; a warning for --adamw-lr without Muon): EXIT_OK or
    the usage error's status */
 int train_opts_check(const Opts *o);
+/* --lr-mult applied to a derived plan: false (with a message) when a name
+   is no Param of the entry or a width^E / depth^E has no base. */
+struct HpPlan;
+bool train_lr_mults_apply(const Opts *o, struct HpPlan *pl);
 struct HpOpts;
 /* hparams and train: load, elaborate with --width/--depth (cmd_hparams.c);
    EXIT_OK or the exit status with the message printed; hparams_free

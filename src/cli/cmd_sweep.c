@@ -142,6 +142,11 @@ static double one_run(Opts *o, Run *r, bool dry) {
     goto done;
   }
   HpPlan pl = hp_derive(g, &ho);
+  if (!pl.n || !train_lr_mults_apply(&ro, &pl)) {
+    if (!pl.n) fprintf(stderr, "tilesmith: error: %s\n", pl.why);
+    free(pl.params);
+    goto done;
+  }
   TrainOpts to;
   train_opts(&ro, &to);
   to.log_every = 1;
@@ -207,6 +212,11 @@ static uint64_t settings_key(const Opts *o) {
   for (int i = 0; i < o->nins; i++) h = fnv(h, o->ins[i].name), h = fnv(h, o->ins[i].path);
   h = fnv(h, o->text), h = fnv(h, o->optimizer), h = fnv(h, o->lr_schedule), h = fnv(h, o->width_spec);
   h = fnv(h, o->depth_spec), h = fnv(h, o->init_dir);
+  for (int k = 0; k < o->nlr_mults; k++) { /* none: the key of the sweeps before --lr-mult */
+    const struct LrMult *l = &o->lr_mults[k];
+    snprintf(num, sizeof num, "%s=%.17g%c%.17g", l->name, l->factor, l->base ? l->base : '-', l->power);
+    h = fnv(h, num);
+  }
   snprintf(num, sizeof num, "%lld %lld %lld %.17g %.17g %.17g %.17g %d", (long long)o->steps, (long long)o->batch,
            (long long)o->warmup, o->lr_adam, o->wd, o->clip, o->has_alpha ? o->alpha : 1, (int)o->exec_f64);
   return fnv(h, num);
@@ -488,6 +498,10 @@ int cmd_sweep(Opts *o) {
   int bad = train_opts_check(o);
   if (bad != EXIT_OK) return bad;
   if (o->param_given && o->coord_lr > 0) return usage_error("--coord compares both parametrizations: leave out --param");
+  for (int k = 0; k < o->nlr_mults; k++)
+    if (o->lr_mults[k].base && !(o->param_given && o->param_derived))
+      return usage_error("--lr-mult %s=%s^E scales with the derived plan's bases: add --param derived", o->lr_mults[k].name,
+                         o->lr_mults[k].base == 'd' ? "depth" : "width");
   if (!o->width_spec || !strchr(o->width_spec, '='))
     return usage_error("--width SYM=BASE is required (the base of the derived parametrization)");
   static char wsym[64], dsym[64];

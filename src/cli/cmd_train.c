@@ -189,6 +189,33 @@ void train_opts(const Opts *o, TrainOpts *to_) {
   *to_ = to;
 }
 
+bool train_lr_mults_apply(const Opts *o, HpPlan *pl) {
+  for (int k = 0; k < o->nlr_mults; k++) {
+    const struct LrMult *l = &o->lr_mults[k];
+    HpParam *p = NULL;
+    for (int i = 0; i < pl->n && !p; i++)
+      if (!strcmp(pl->params[i].param->name, l->name)) p = &pl->params[i];
+    if (!p) {
+      fprintf(stderr, "tilesmith: error: --lr-mult %s: the entry has no Param %s (its Params:", l->name, l->name);
+      for (int i = 0; i < pl->n; i++) fprintf(stderr, " %s", pl->params[i].param->name);
+      fprintf(stderr, ")\n");
+      return false;
+    }
+    double f = l->factor;
+    if (l->base) {
+      bool depth = l->base == 'd';
+      if (!o->param_derived || (depth ? !o->depth_spec : !o->width_spec)) {
+        fprintf(stderr, "tilesmith: error: --lr-mult %s=%s^%g needs --param derived with --%s SYM=BASE\n", l->name,
+                depth ? "depth" : "width", l->power, depth ? "depth" : "width");
+        return false;
+      }
+      f = pow(depth ? pl->depth_mult : pl->width_mult, l->power);
+    }
+    p->lr_mult *= f;
+  }
+  return true;
+}
+
 int train_opts_check(const Opts *o) {
   int64_t steps = o->steps ? o->steps : 100;
   if (o->warmup >= steps) /* the schedule had dropped it and the header still said "warmup" */
@@ -238,6 +265,7 @@ int cmd_train(Opts *o) {
     fprintf(stderr, "tilesmith: error: %s\n", pl.why);
     goto done;
   }
+  if (!train_lr_mults_apply(o, &pl)) goto done;
   TrainOpts to;
   train_opts(o, &to);
   TrainProf prof = {0};

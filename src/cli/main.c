@@ -419,7 +419,7 @@ static const Command commands[] = {
      "tilesmith train FILE.lean --entry LOSS [--size ...] (--data NAME=PATH.npy... | --text PATH) [--steps N] [--batch N] [--lr X]\n"
      "                 [--optimizer sgd|adamw|lion|muon] [--param sp|derived --width D=BASE [--depth L=BASE]]\n"
      "                 [--lr-schedule constant|cosine|linear|wsd] [--warmup N] [--wd W] [--clip C] [--seed S] [--csv OUT.csv]\n"
-     "                 [--init DIR] [--save DIR] [--exec f32|f64] [--profile]",
+     "                 [--lr-mult NAME=X]... [--init DIR] [--save DIR] [--exec f32|f64] [--profile]",
      "Trains the entry (a loss: one real number) on the CPU: the loss and its\n"
      "gradients (tilesmith grad) evaluated in one pass of the float32\n"
      "executor each step (sgemm; --exec f64: the float64 interpreter, for\n"
@@ -575,6 +575,9 @@ static void print_cmd_help(const Command *c) {
            "  --lr X                base learning rate (default 1e-3)\n"
            "  --optimizer O         sgd, adamw (default), lion or muon\n"
            "  --adamw-lr X          with muon: AdamW's learning rate for the rest\n"
+           "  --lr-mult NAME=X      that Param's learning rate times X on top of the parametrization's\n"
+           "                        (repeatable); X a number, or width^E / depth^E: the width or\n"
+           "                        depth over its base (--width/--depth SYM=BASE), to the power E\n"
            "  --param P             sp (default) or derived (with --width D=BASE [--depth L=BASE])\n"
            "  --alpha A             depth exponent of the derived parametrization: 1 or 0.5\n"
            "  --lr-schedule S       constant (default), cosine, linear or wsd (warmup-stable-decay)\n"
@@ -675,6 +678,34 @@ static int number_opt(Opts *o, int argc, char **argv, int *i) {
   return -1;
 }
 
+/* --lr-mult NAME=X: X a positive number, or width^E / depth^E. */
+static int parse_lr_mult(Opts *o, const char *v) {
+  const char *eq = v ? strchr(v, '=') : NULL;
+  if (!eq || eq == v || !eq[1])
+    return usage_error("--lr-mult expects NAME=X (a Param's learning rate times X; X a number, width^E or depth^E)");
+  if (o->nlr_mults == 16) return usage_error("too many --lr-mult (at most 16)");
+  struct LrMult *l = &o->lr_mults[o->nlr_mults];
+  const char *x = eq + 1;
+  char *end = NULL;
+  l->factor = 1, l->base = 0, l->power = 0;
+  if (!strncmp(x, "width^", 6) || !strncmp(x, "depth^", 6)) {
+    l->base = x[0];
+    l->power = strtod(x + 6, &end);
+    if (end == x + 6 || *end || !isfinite(l->power) || fabs(l->power) > 4)
+      return usage_error("--lr-mult %s: the power after %.6s needs a number from -4 to 4", v, x);
+  } else {
+    l->factor = strtod(x, &end);
+    if (end == x || *end || !(l->factor > 0) || !(l->factor <= 1e6))
+      return usage_error("--lr-mult %s: X needs a number above 0 and at most 1e6, or width^E or depth^E", v);
+  }
+  for (int k = 0; k < o->nlr_mults; k++)
+    if (strlen(o->lr_mults[k].name) == (size_t)(eq - v) && !strncmp(o->lr_mults[k].name, v, (size_t)(eq - v)))
+      return usage_error("--lr-mult %.*s is given twice", (int)(eq - v), v);
+  l->name = strndup(v, (size_t)(eq - v));
+  o->nlr_mults++;
+  return EXIT_OK;
+}
+
 static int parse_args(Opts *o, int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -757,6 +788,9 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (o->nins == 64) return usage_error("too many --data arrays (at most 64)");
       o->ins[o->nins].name = strndup(v, (size_t)(eq - v));
       o->ins[o->nins++].path = eq + 1;
+    } else if (trains(cur_cmd) && ((v = opt_value(argc, argv, &i, "--lr-mult", &m)) || m)) {
+      int rc = parse_lr_mult(o, v);
+      if (rc) return rc;
     } else if (cur_cmd->run == cmd_sweep && (((v = opt_value(argc, argv, &i, "--widths", &m)) || m))) {
       if (!v) return usage_error("--widths needs sizes such as 64,128,256");
       o->sweep_widths = v;
@@ -897,6 +931,7 @@ int main(int argc, char **argv) {
     int rc = parse_args(&o, argc, argv);
     if (rc == EXIT_OK) rc = cur_cmd->run(&o);
     for (int k = 0; k < o.nins; k++) free((void *)o.ins[k].name);
+    for (int k = 0; k < o.nlr_mults; k++) free((void *)o.lr_mults[k].name);
     return rc;
   }
   fprintf(stderr, "tilesmith: unknown command '%s'\n\n", argv[1]);
