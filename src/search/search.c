@@ -15,6 +15,10 @@
  *             gate and up products meet in silu(g)·u's kernel); or, where n
  *             is a product's operand, store n alone, so that the product
  *             loads it instead of computing it (g ⊙ W of RMSNorm → matmul).
+ *   dissolve  where fusing n does not pay: stop storing every node of n's
+ *             kernel at once when one other kernel reads them all (layer
+ *             norm's row sum and rstd beside the product whose mean was
+ *             pulled out: moved one at a time, the sum keeps its kernel).
  *
  * Stored nodes are tried in reverse topological order (consumers first),
  * so chains collapse from the output up; sweeps repeat until none helps.
@@ -1113,6 +1117,39 @@ static bool fuse_joining_readers(S *s, const Node *n, const int *rd, int nr, dou
   return false;
 }
 
+/* A kernel whose stored nodes are all read by one other kernel (layer
+   norm's row sum and rstd, both read by the product's kernel after the
+   mean is pulled out of the product): stop storing them all at once, so
+   that kernel computes them.  No single fuse pays: with the rstd moved
+   over, the sum still needs a kernel of its own reading every row.  Kept
+   if the plan is cheaper than *cur (true); else the state is restored. */
+static bool dissolve_group(S *s, int gi, double *cur, int *const *users, const int *nusers) {
+  Group *G = &s->groups.data[gi];
+  int n = G->outs.len, target = -1;
+  if (n < 2 || n > 16) return false;
+  for (int i = 0; i < n; i++) {
+    const Node *m = G->outs.data[i];
+    if (m == s->g->output) return false;
+    int rd[8];
+    int nr = readers(s, m, (const int *const *)users, nusers, rd, 8);
+    for (int r = 0; r < nr; r++) {
+      if (rd[r] == gi) continue;
+      if (target >= 0 && rd[r] != target) return false;
+      target = rd[r];
+    }
+  }
+  if (target < 0) return false;
+  const Node *moved[16];
+  for (int i = 0; i < n; i++) moved[i] = G->outs.data[0], group_remove(s, moved[i]);
+  double t = priced_move(s, *cur, "after fusing the %d values %%%d.. stores into their one reader", n, moved[0]->id);
+  if (t < *cur * (1 - 1e-9)) {
+    *cur = t;
+    return true;
+  }
+  for (int i = 0; i < n; i++) group_add(s, gi, moved[i]);
+  return false;
+}
+
 Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
@@ -1174,10 +1211,12 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
         group_remove(&s, n);
         double t = priced_move(&s, cur, "after fusing %%%d (%s) into its reader", n->id, op_info[n->op].name);
         if (t < cur * (1 - 1e-9) ||
-            (is_product(n) && isinf(t) && (t = fuse_with_operands(&s, n, cur, users, nusers)) < cur * (1 - 1e-9)))
+            (is_product(n) && isinf(t) && (t = fuse_with_operands(&s, n, cur, users, nusers)) < cur * (1 - 1e-9))) {
           take_move(&s, &cur, t, n, &improved);
-        else
+        } else {
           group_add(&s, gi, n);
+          if (dissolve_group(&s, gi, &cur, users, nusers)) take_move(&s, &cur, cur, n, &improved);
+        }
       } else if (elementwise(n) && ((alone = store_alone(&s, n, users, nusers)) || s.uses[i] == 1)) {
         /* cut: store n, and absorb into its kernel every stored node all of
            whose readers are in the kernel (n's cone and what was absorbed),
