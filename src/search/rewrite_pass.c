@@ -23,9 +23,15 @@
  * x * rstd: it cannot stream through the K loop, so it is written and read
  * back) -- without that charge the split form only adds FLOPs and is never
  * extracted.  What it gives today (ln_linear_big): the split form extracted,
- * but 7 kernels at 659 us against the default's 2 at 627: the greedy search
- * prices fusing the row statistics into the product's kernel higher (688)
- * and stops there, the column sums of W' are split reductions of their own,
+ * but 7 kernels at 659 us against the default's 2 at 627.  The search's
+ * dissolve move reaches the kernel that reads x once (the product, the row
+ * sum and the mean-shifted sum of squares in one K loop, the mean
+ * correction in the epilogue) but prices it at 762 us against 589 for the
+ * product alone: the Welford pair is reduced across threads every trip
+ * (the shifted sum reads the running mean), where FlashNorm's sum of
+ * squares waits until after the loop (defer.c); a lane-wise Welford state
+ * merged once by Chan's rule after the loop would remove that.  The column
+ * sums of W' are split reductions of their own,
  * and the charge applied to every program moves RMSNorm's scale out of the
  * block's and the LM's products, which the search then plans worse
  * (2362 against 2300 us, 233 against 218 us predicted).  Still missing for
