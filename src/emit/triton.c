@@ -322,7 +322,8 @@ static bool dual_reads(const Stmt *s, int depth, void *ud) {
   return true;
 }
 /* the tiles of loop body l to load twice: loaded by a copy in l, given to
-   tl.dot in l and read by another statement of l */
+   tl.dot in l and read by another statement of l (descriptor loads too:
+   one shared by both uses was wrong on the H200 as well, session 18) */
 static void find_duals(Emit *e, const StmtList *l) {
   DualScan d = {.ncand = 0};
   tile_walk(l, dual_cands, &d);
@@ -330,8 +331,6 @@ static void find_duals(Emit *e, const StmtList *l) {
   for (int i = 0; i < l->len; i++) {
     const Stmt *s = l->data[i];
     if (s->kind != ST_MAP || !s->value || s->value->kind != SX_LOAD) continue;
-    if (tma_of(e, s) >= 0 && getenv("TS_TR_TMA_ONE") && !strcmp(getenv("TS_TR_TMA_ONE"), "1"))
-      continue; /* an experiment: is a descriptor's load safe to share? (bench/exp/s17) */
     for (int c = 0; c < d.ncand; c++)
       if (d.cand[c] == s->dst && d.read[c] && e->ndual < 16 && !is_dual(e, s->dst)) e->dual[e->ndual++] = s->dst;
   }
