@@ -328,7 +328,7 @@ static const char *py_float(Emit *e, double v) {
    the emitters' switches, read with getenv where they act): the header's
    command sets those that are set. */
 static const char *const emit_env[] = {"TS_ONE_EXP", "TS_SHARED_X",  "TS_TL_COPY",  "TS_TL_STAGE_STORE",
-                                       "TS_TL_SWIZZLE", "TS_TR_EXP2", "TS_TR_TMA"};
+                                       "TS_TL_SWIZZLE", "TS_TR_EXP2", "TS_TR_TMA",  "TS_UNSAFE"};
 
 static void header(Emit *e) {
   const TileProgram *tp = e->tp;
