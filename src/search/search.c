@@ -538,13 +538,22 @@ static double configure(S *s, Plan *p, PKernel *k, char *why, size_t whylen) {
   for (int a = 0; a < k->naxes; a++) reduced |= k->ax[a].reduced;
   if (!reduced) own.stream = own.stages = 0, own.splits = 0;
   sc = &own;
+  /* copy and store change what a block asks for (a descriptor store stages
+     its tile in shared memory), so the tiles are priced with them; a
+     schedule the kernel cannot meet keeps what of it fits: its copy and
+     store with the search's tiles, else neither */
+  k->copy = sc->copy;
+  k->store = sc->store;
   double t = configure_with(s, p, k, sc, why, whylen);
   if (!isfinite(t)) {
     s->stats->sched_unmet++;
+    Schedule flags = {.copy = sc->copy, .store = sc->store};
+    t = configure_with(s, p, k, &flags, why, whylen);
+  }
+  if (!isfinite(t)) {
+    k->copy = k->store = 0;
     t = configure_with(s, p, k, NULL, why, whylen);
   }
-  k->copy = sc->copy;
-  k->store = sc->store;
   return t;
 }
 
