@@ -33,3 +33,14 @@ print(len(m["cases"]), "cases")
 PY
 "$bin" opt examples/matmul_large_k.lean --entry matmul_256_k131072 --schedule copy=1 --target triton \
   -o bench/out/matmul_256_k131072_triton-tma.py
+# the plans' kernels and their predicted times, for bench/kernel_times.py
+python3 - "$bin" <<'PY'
+import json, subprocess, sys
+m = json.load(open("bench/out/manifest.json"))
+for c in m["cases"]:
+    out = subprocess.run([sys.argv[1], "explain", c["file"], "--entry", c["entry"], "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    d = json.loads(out)
+    keep = {"kernels": [{"name": k["name"], "predicted_us": k["predicted_us"]} for k in d["kernels"]]}
+    json.dump(keep, open(f"bench/out/{c['name']}.explain.json", "w"))
+PY
