@@ -36,7 +36,24 @@
  * block's and the LM's products, which the search then plans worse
  * (2362 against 2300 us, 233 against 218 us predicted).  Still missing for
  * a default: the mean correction's cancellation (|mean| >> std) bounded at
- * run time, colsum W' taken from W' as stored (rounded), not as computed. */
+ * run time, colsum W' taken from W' as stored (rounded), not as computed.
+ *
+ * How large the cancellation is (bench/exp/s19/ln_cancel.py: x W'
+ * accumulated in float32 one 16-wide step at a time, K = 4096): a
+ * relative error of about 2.5e-7 times |mean|/std (2.5e-5 at 100, 8e-5 at
+ * 236), under bfloat16's output rounding (4e-3) while |mean|/std < 16000.
+ * Rows of bfloat16 data that far out are ties with few outliers (4095
+ * elements 1000 and one 1004: 4.1e-3), and a constant row (std 0, rstd =
+ * 1/sqrt(eps)) gives noise where the exact result is b W.  Shifting x by a
+ * value known before the
+ * loop (its row's first element) bounds |mean - c|/std by sqrt(K) but
+ * rounds x - c to bfloat16 before the product, an error of about eps_bf16
+ * sqrt(1 + (mean - c)^2/var) (the script: 3.5e-3 for N(0, 1) rows, as
+ * rounding the normalized row does, but 9.5e-2 with 100 in the first
+ * column).  So the one-kernel form needs a guard: a row whose |mean| rstd
+ * exceeds a bound (1000: an error of 2.5e-4) flagged by the kernel, and its output recomputed by the
+ * safe path (statistics first, then the normalized product, as the narrow
+ * plan does) in a kernel that returns at once when no row is flagged. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
