@@ -53,15 +53,17 @@ if [ "${1:-}" = --requirements ]; then
 fi
 requirements || exit 2
 fuzz_seconds=${1:-60}
-total_pass=0 total_fail=0 broken=()
+total_pass=0 total_fail=0 broken=() timings=()
 
 suite() { # name command...
-  local name=$1 log
+  local name=$1 log t0=$SECONDS
   shift
   echo "== $name: $*"
   log=$(mktemp)
   "$@" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
+  # each suite's wall time, for keeping CI under its 30 minutes
+  timings+=("$((SECONDS - t0)) s $name")
   local line
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
   rm -f "$log"
@@ -118,6 +120,8 @@ suite golden-asan tests/golden.sh build/asan/tilesmith
 suite fuzz tests/fuzz/run.sh build/fuzz/fuzz_front "$fuzz_seconds"
 
 echo
+echo "seconds per suite, slowest first:"
+printf '%s\n' "${timings[@]}" | sort -rn | sed 's/^/  /'
 if [ ${#broken[@]} -gt 0 ]; then echo "failing suites: ${broken[*]}"; fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ] && [ ${#broken[@]} = 0 ]
