@@ -217,8 +217,11 @@ void emit_expr(Emit *e, const SExpr *x) {
       emit_exp2(e, x->a[0]);
       return;
     }
+    bool index_cast = x->op == OP_CAST && e->t->cast_index &&
+                      (x->a[0]->kind == SX_VAR || x->a[0]->kind == SX_IDX || x->a[0]->kind == SX_INT);
     const char *tpl = x->op == OP_IDIV && x->n == 2 && x->a[1]->kind == SX_INT && x->a[1]->i > 0
-                          ? e->t->idiv_pos : e->t->op_template(x->op, x->ek);
+                          ? e->t->idiv_pos
+                          : index_cast ? e->t->cast_index : e->t->op_template(x->op, x->ek);
     if (!tpl) {
       emit_fail(e, "%s cannot express the op %s inside a kernel", e->t->name, op_info[x->op].name);
       fputs("None", e->out);

@@ -96,6 +96,10 @@ typedef struct EmitTarget {
   /* integer division by a positive constant (Lean's Int division is then
      the floor): a shorter template than op_template's general one */
   const char *idiv_pos;
+  /* a cast of an index expression (a loop variable, arithmetic on it) to a
+     real, where the operand need not be a tensor (Triton's interpreter keeps
+     a loop variable a Python int); NULL: op_template's */
+  const char *cast_index;
   const char *idx_min, *idx_max, *idx_and;   /* spelling of IX_MIN, IX_MAX ("f(a, b)") and IX_AND (infix) */
   void (*constant)(Emit *e, const SExpr *x, bool as_value); /* SX_INT, SX_REAL */
   void (*load)(Emit *e, const SExpr *x);     /* SX_LOAD, converted to the compute type */

@@ -793,6 +793,7 @@ const EmitTarget emit_triton = {
     /* no exp_diff by default: see tr_imports; tl.exp is mul + ex2.approx
        already */
     .idiv_pos = "(%0 // %1 - tl.where(%0 % %1 < 0, 1, 0))", /* // and % truncate */
+    .cast_index = "tl.cast($0, tl.float32)",
     .idx_min = "tl.minimum",
     .idx_max = "tl.maximum",
     .idx_and = "&",

@@ -24,7 +24,10 @@
  *            gemm; a state under the exponential law is first rescaled by
  *            exp(c·(D_prev − D_safe)) and its terms use D_safe (the running
  *            max, −∞ read as 0); factors that left the loop multiply the
- *            state where it is read;
+ *            state where it is read; a mean and its mean-shifted sum of
+ *            squares alone in a loop that holds every lane a trip keep
+ *            them lane by lane and merge the lanes after it (lane-wise
+ *            Welford, below);
  *   masks    a select on an index predicate (causal, window) bounds the
  *            stream loop: tiles where the predicate is false everywhere are
  *            neutral (stream.c) and fall outside [lo, hi), computed by
@@ -84,6 +87,14 @@ typedef struct LP {
   int dom[2];           /* the axes i and j iterate in the statement being built */
   TBuf *prev[PLAN_MAX_STATES], *rho[PLAN_MAX_STATES];
   bool nan_ok[PLAN_MAX_STATES]; /* a max/min state whose dropped NaNs reach every output anyway */
+  /* lane-wise Welford (lane_pairs): per state 1 the sum S of a pair, 2 its
+     mean-shifted sum of squares Q, 0 neither; the pair's other state; its
+     [rows, stream tile] float32 lanes (S: sums, Q: squares about each
+     lane's own mean); the trips every lane sees */
+  int8_t lane[PLAN_MAX_STATES];
+  int lane_mate[PLAN_MAX_STATES];
+  TBuf *lane_tile[PLAN_MAX_STATES];
+  int64_t lane_trips;
   TBuf *part[PLAN_MAX_STATES];  /* split partials of each state (scratch) */
   TBuf *partf[PLAN_MAX_STATES]; /* ... and of its law's factor per row (law_f), for the combine */
   SExpr *gap_lo[PLAN_MAX_PASSES], *gap_hi[PLAN_MAX_PASSES]; /* tiles of pass p's loop to skip (NULL: none) */
@@ -1111,10 +1122,16 @@ static SExpr *law_exponent(LP *L, const PState *st, SExpr *old, SExpr *now, SExp
   return sx_op(L->a, OP_SELECT, EK_REAL, args, 3);
 }
 
+static void update_lanes(LP *L, int si);
+
 static void update_state(LP *L, int si) {
   PState *st = &L->pk->states[si];
   const Node *r = st->node;
   tile_cover(L->a, L->k, r);
+  if (L->lane[si]) {
+    if (L->lane[si] == 1) update_lanes(L, si);
+    return;
+  }
   L->st = st;
   for (int i = 0; i < st->ndrop; i++) {
     L->sub[st->drop[i].n->id] = SUB_KEEP;
@@ -1193,6 +1210,124 @@ static void update_state(LP *L, int si) {
   for (int i = 0; i < st->ndrop; i++) L->sub[st->drop[i].n->id] = SUB_NONE;
   if (st->dep) L->sub[st->dep->id] = SUB_NONE;
   L->st = NULL;
+}
+
+/* ---- lane-wise Welford ----
+
+   Layer norm's mean S = sum_j y_j and mean-shifted sum of squares Q =
+   sum_j (c (y_j - S/n))^2 streamed together (stream.c's shift law) fold
+   each tile into their row states every trip: two reductions across
+   threads a trip, and Chan's correction between them.  Where every lane
+   (an element (i, j) of the tile) sees one element a trip and nothing in
+   the loop reads the two states, each lane instead keeps its own sum and
+   its own sum of squares about its own running mean (Welford's update,
+   one element at a time: Q_l += t/(t+1) (y - S_l/t)^2, S_l += y, t the
+   elements the lane has seen), and after the loop the lanes of a row
+   merge by Chan's rule, all with the same count T:
+
+     S = sum_l S_l,   Q = c^2 (sum_l Q_l + T sum_l (S_l/T - S/(T L))^2)
+
+   (L lanes a row).  Exact over the reals; in floating point it keeps
+   Welford's stability (no sum of squares minus a square), and the loop
+   holds no reduction across threads (as defer.c does for a sum nothing in
+   the loop reads).  The lanes live in registers across trips: two tiles
+   of at most TILE_DEFER_REGS elements a thread each.  The merge in a
+   split stream's combine is unchanged: the states after the loop are
+   what the per-trip form leaves. */
+
+/* Decide the lane pairs of the kernel (before its states are filled). */
+static void lane_pairs(LP *L) {
+  PKernel *pk = L->pk;
+  int s = pk->stream;
+  for (int i = 0; i < pk->nstates; i++) L->lane[i] = 0, L->lane_mate[i] = -1;
+  if (s < 0 || pk->nmasks > 0 || pk->ax[s].size % pk->ax[s].tile) return;
+  if (L->chunk0 && !L->chunk_rel) return; /* uneven chunks: trips differ between blocks */
+  L->lane_trips = L->chunk0 ? L->per : pk->ax[s].size / pk->ax[s].tile;
+  for (int qi = 0; qi < pk->nstates; qi++) {
+    const PState *q = &pk->states[qi];
+    if (!q->shift || !q->dep || q->node->op != OP_SUM) continue;
+    int si = state_index(L, q->dep);
+    if (si < 0 || si > qi || L->lane[si] || pk->states[si].pass != q->pass || pk->states[si].dep) continue;
+    bool alone = true; /* nothing else in the pass rescales or shifts against S or Q */
+    for (int j = 0; j < pk->nstates; j++)
+      if (j != qi && (pk->states[j].dep == q->dep || pk->states[j].dep == q->node)) alone = false;
+    int8_t keep[2];
+    if (!alone || tile_axes(L, q->dep, keep) > 1 || tile_axes(L, q->node, keep) > 1) continue;
+    int64_t rows = keep[0] >= 0 ? extent(L, keep[0]) : 1;
+    int threads = pk->threads ? pk->threads : 128;
+    int64_t warps = rows / 16 > 0 ? rows / 16 : 1; /* assemble's cap: a warp owns 16 rows */
+    if (threads > 32 * warps) threads = (int)(32 * warps);
+    if (rows * pk->ax[s].tile > (int64_t)TILE_DEFER_REGS * threads) continue;
+    L->lane[si] = 1, L->lane[qi] = 2;
+    L->lane_mate[si] = qi, L->lane_mate[qi] = si;
+  }
+}
+
+/* S's update in a trip of the loop, for its pair: Q's lanes from S's lanes
+   as they were, then S's lanes */
+static void update_lanes(LP *L, int si) {
+  const Node *r = L->pk->states[si].node;
+  int qi = L->lane_mate[si];
+  TBuf *y = reduce_source(L, r);
+  if (!y) return;
+  int8_t keep[2];
+  tile_axes(L, r, keep);
+  int8_t ax[2] = {keep[0], (int8_t)L->pk->redax[r->id]};
+  int saved = L->cur;
+  L->cur = L_PRE;
+  for (int w = 0; w < 2; w++) {
+    int i = w ? qi : si;
+    L->lane_tile[i] = new_tile(L, w ? "LQ" : "LS", SCOPE_FRAGMENT, DT_F32, ax, true);
+    Stmt *f = emit(L, ST_FILL);
+    f->dst = L->lane_tile[i];
+    f->value = sx_real(L->a, 0);
+  }
+  L->cur = saved;
+  set_dom(L, ax);
+  TBuf *ls = L->lane_tile[si], *lq = L->lane_tile[qi];
+  SExpr *I_ = sx_var(L->a, TV_I), *J_ = sx_var(L->a, TV_J);
+  SExpr *yv = sx_tile(L->a, y, I_, J_), *sv = sx_tile(L->a, ls, I_, J_), *qv = sx_tile(L->a, lq, I_, J_);
+  /* the trip's two factors, 1/max(t, 1) and t/(t+1), are the same for every
+     element (the compilers hoist them) */
+  SExpr *k = sx_var(L->a, TV_K);
+  SExpr *inv = OPX(L, OP_DIV, EK_REAL, sx_real(L->a, 1), OPX(L, OP_CAST, EK_REAL, IX(L, IX_MAX, k, I(L, 1)), NULL));
+  SExpr *dev = OPX(L, OP_SUB, EK_REAL, yv, OPX(L, OP_MUL, EK_REAL, sv, inv));
+  SExpr *w = OPX(L, OP_DIV, EK_REAL, OPX(L, OP_CAST, EK_REAL, k, NULL), OPX(L, OP_CAST, EK_REAL, IX(L, IX_ADD, k, I(L, 1)), NULL));
+  Stmt *mq = emit(L, ST_MAP);
+  mq->dst = lq;
+  mq->value = OPX(L, OP_ADD, EK_REAL, qv, OPX(L, OP_MUL, EK_REAL, w, OPX(L, OP_MUL, EK_REAL, dev, dev)));
+  Stmt *ms = emit(L, ST_MAP);
+  ms->dst = ls;
+  ms->value = OPX(L, OP_ADD, EK_REAL, sv, yv);
+}
+
+/* After pass p's loop: each pair's lanes merged into its two states. */
+static void merge_lanes(LP *L, int p) {
+  int saved = L->cur;
+  L->cur = list_after(p);
+  for (int si = 0; si < L->pk->nstates; si++) {
+    if (L->lane[si] != 1 || L->pk->states[si].pass != p || !L->lane_tile[si]) continue;
+    int qi = L->lane_mate[si];
+    const PState *q = &L->pk->states[qi];
+    const Node *S = L->pk->states[si].node, *Q = q->node;
+    TBuf *ls = L->lane_tile[si], *lq = L->lane_tile[qi];
+    double T = (double)L->lane_trips, lanes = (double)ls->shape.d[1].n;
+    Stmt *rs = emit(L, ST_REDUCE);
+    rs->dst = L->tile[S->id], rs->a = ls, rs->reduce_op = OP_SUM, rs->clear = false, rs->of = S;
+    SExpr *I_ = sx_var(L->a, TV_I), *J_ = sx_var(L->a, TV_J);
+    SExpr *row = L->tile[S->id]->shape.d[0].n > 1 ? I_ : I(L, 0);
+    SExpr *mean = OPX(L, OP_MUL, EK_REAL, sx_tile(L->a, L->tile[S->id], row, NULL), sx_real(L->a, 1 / (T * lanes)));
+    SExpr *d = OPX(L, OP_SUB, EK_REAL, OPX(L, OP_MUL, EK_REAL, sx_tile(L->a, ls, I_, J_), sx_real(L->a, 1 / T)), mean);
+    SExpr *v = OPX(L, OP_ADD, EK_REAL, sx_tile(L->a, lq, I_, J_),
+                   OPX(L, OP_MUL, EK_REAL, sx_real(L->a, T), OPX(L, OP_MUL, EK_REAL, d, d)));
+    if (q->law_c * q->law_c != 1) v = OPX(L, OP_MUL, EK_REAL, v, sx_real(L->a, q->law_c * q->law_c));
+    Stmt *mq = emit(L, ST_MAP);
+    mq->dst = lq;
+    mq->value = v;
+    Stmt *rq = emit(L, ST_REDUCE);
+    rq->dst = L->tile[Q->id], rq->a = lq, rq->reduce_op = OP_SUM, rq->clear = false, rq->of = Q;
+  }
+  L->cur = saved;
 }
 
 /* ---- grid ---- */
@@ -1663,6 +1798,7 @@ static bool lower_fused(LP *L) {
     L->chunk_rel = even;
     L->per = per;
   }
+  lane_pairs(L);
   /* state tiles start at their identities */
   L->cur = L_PRE;
   for (int i = 0; i < pk->nstates; i++) {
@@ -1676,7 +1812,7 @@ static bool lower_fused(LP *L) {
     f->dst = t;
     f->value = sx_real(L->a, op_monoid(r->op)->identity);
     for (int j = 0; j < pk->nstates; j++)
-      if (pk->states[j].dep == r && !L->prev[i]) L->prev[i] = new_tile(L, "prev", SCOPE_FRAGMENT, DT_F32, ax, false);
+      if (pk->states[j].dep == r && !L->lane[j] && !L->prev[i]) L->prev[i] = new_tile(L, "prev", SCOPE_FRAGMENT, DT_F32, ax, false);
   }
   SExpr *lo[PLAN_MAX_PASSES], *hi[PLAN_MAX_PASSES];
   for (int p = 0; s >= 0 && p < pk->npasses; p++) {
@@ -1686,6 +1822,7 @@ static bool lower_fused(LP *L) {
     L->noptiles = 0;
     for (int i = 0; i < pk->nstates; i++)
       if (pk->states[i].pass == p) update_state(L, i);
+    merge_lanes(L, p);
     for (int i = 0; i < pk->outs.len; i++) {
       const Node *o = pk->outs.data[i];
       if (!pk_varies(pk, o)) continue;

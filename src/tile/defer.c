@@ -15,7 +15,7 @@
  * verifier checks the result as it checks any plan.
  *
  * The tile then lives across trips: its elements a thread holds stay in
- * registers, so the move is made only for a tile of at most DEFER_REGS
+ * registers, so the move is made only for a tile of at most TILE_DEFER_REGS
  * elements a thread, whose row state the loop neither reads nor writes
  * but by the reduction.  A float32 fragment that one unconditional map of
  * the loop's body writes and only the reduction reads accumulates itself
@@ -31,8 +31,6 @@
  * 1.00-1.03 deferred.
  */
 #include "tile.h"
-
-enum { DEFER_REGS = 32 };
 
 /* the map of loop's body that writes t, or NULL */
 static Stmt *writer(const Stmt *loop, const TBuf *t) {
@@ -56,7 +54,7 @@ static bool defer_one(Kernel *k, Arena *a, StmtList *list, int *at, int ri) {
   TBuf *t = r->a;
   const Monoid *m = op_monoid(r->reduce_op);
   if (r->clear || !m || t->shape.rank != 2) return false;
-  if (t->shape.d[0].n * t->shape.d[1].n > (int64_t)DEFER_REGS * k->threads) return false;
+  if (t->shape.d[0].n * t->shape.d[1].n > (int64_t)TILE_DEFER_REGS * k->threads) return false;
   int sreads, swrites, treads, twrites;
   tile_buf_uses(&loop->body, r->dst, &sreads, &swrites);
   if (sreads != 0 || swrites != 1) return false;

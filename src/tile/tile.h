@@ -176,6 +176,12 @@ typedef struct TileProgram {
   int name_cap;
 } TileProgram;
 
+/* The most float32 elements a thread may hold in a tile that lives across
+   a loop's trips so that a reduction can wait until after the loop (the
+   deferred reductions of defer.c, the lane-wise Welford states of
+   lower_plan.c): beyond it the registers spill. */
+enum { TILE_DEFER_REGS = 32 };
+
 /* The naive lowering (lower.c): one kernel per chain of elementwise and
    layout ops, per reduction and per matrix product.  A node gets a global
    buffer (and its own kernel) when it is a reduction, a matrix product, the

@@ -109,6 +109,10 @@ SMALL = [
     ("examples/linear_cross_entropy.lean", "linearCrossEntropy", "M=16,D=32,V=4096"),
     ("examples/softmax.lean", "rowSoftmax", "M=4,N=40000"),
     ("tests/search/programs.lean", "lnRows", "M=1,N=100000"),
+    # layer norm's mean and variance kept lane by lane (lower_plan.c's
+    # lane-wise Welford), in one block a row and split across blocks
+    ("tests/search/programs.lean", "lnRows", "M=4,N=32768"),
+    ("tests/search/programs.lean", "lnRows", "M=1,N=65536"),
     # an input's tile read several times in a product kernel (held in shared
     # memory in the storage type): elementwise NaN tests and a reduction of it
     ("tests/emit/shared_tiles.lean", "reluScaled", "M=256,K=1024,N=512"),

@@ -526,6 +526,56 @@ TEST(planted_search_chan_merge) {
   }
 }
 
+/* Layer norm's mean and variance kept lane by lane (lower_plan.c's
+   lane-wise Welford): every lane updates its own mean and squares a trip,
+   weighted t/(t+1), and after the loop the lanes of a row merge by Chan's
+   rule with the between-lane term T sum_l (m_l - m)^2.  The row's first 256
+   elements sit 100 above the rest, all in the first tile: the lanes'
+   running means move, and Welford's weight matters; in the second program
+   every even element sits 100 above the odd ones, so the lanes' means
+   differ by 100 and the between-lane term is nearly the whole variance. */
+static const char *alternating_ln_src = "def f (M N : Nat) (x : Tensor [M, N]) (w b : Param [N]) : Tensor [M, N] :=\n"
+                                        "  layernorm (x + 100 * cast (iota N - iota N / 2 * 2 < 1)) w b\n";
+
+static Stmt *lane_map(StmtList *l, bool in_loop) {
+  for (int i = 0; i < l->len; i++) {
+    Stmt *s = l->data[i];
+    if (s->kind == ST_LOOP && in_loop) {
+      Stmt *m = lane_map(&s->body, false);
+      if (m) return m;
+    }
+    if (!in_loop && s->kind == ST_MAP && !strncmp(s->dst->name, "LQ", 2)) return s;
+  }
+  return NULL;
+}
+
+TEST(planted_search_lane_welford) {
+  for (int bug = -2; bug < 2; bug++) { /* -2, -1: the two programs as searched */
+    PEnv e;
+    SizeArg sizes[2] = {{"M", 4, false}, {"N", 32768, false}};
+    TileProgram *tp = searched(&e, bug == 1 || bug == -2 ? alternating_ln_src : shifted_ln_src, sizes, 2);
+    REQUIRE(tp);
+    REQUIRE(tp->kernels.len == 1);
+    Kernel *k = tp->kernels.data[0];
+    Stmt *upd = lane_map(&k->body, true), *merge = lane_map(&k->body, false);
+    /* the shape this test plants bugs in: LQ := LQ + w * dev^2 in the loop,
+       LQ := LQ + T * (m_l - m)^2 after it */
+    REQUIRE(upd && merge && upd != merge);
+    REQUIRE(upd->value->kind == SX_OP && upd->value->op == OP_ADD && upd->value->a[1]->kind == SX_OP);
+    REQUIRE(merge->value->kind == SX_OP && merge->value->op == OP_ADD);
+    if (bug < 0) {
+      expect_passes(&e);
+    } else if (bug == 0) {
+      upd->value->a[1] = upd->value->a[1]->a[1]; /* Welford's weight t/(t+1) dropped */
+      expect_caught(&e, k, "lane update without Welford's weight");
+    } else {
+      merge->value = merge->value->a[0]; /* the lanes' squares summed without the between-lane term */
+      expect_caught(&e, k, "lanes merged without Chan's between-lane term");
+    }
+    arena_free(e.a);
+  }
+}
+
 /* TS_ONE_EXP=1 (experimental): the probabilities computed once in float32
    for the row sum, their storage-type copy for P V; the program must still
    pass verify, and the key loop holds one exp map fewer. */
