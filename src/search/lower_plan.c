@@ -1313,7 +1313,7 @@ static void merge_lanes(LP *L, int p) {
     TBuf *ls = L->lane_tile[si], *lq = L->lane_tile[qi];
     double T = (double)L->lane_trips, lanes = (double)ls->shape.d[1].n;
     Stmt *rs = emit(L, ST_REDUCE);
-    rs->dst = L->tile[S->id], rs->a = ls, rs->reduce_op = OP_SUM, rs->clear = false, rs->of = S;
+    rs->dst = L->tile[S->id], rs->a = ls, rs->reduce_op = OP_SUM, rs->clear = false, rs->of = S, rs->deferred = true;
     SExpr *I_ = sx_var(L->a, TV_I), *J_ = sx_var(L->a, TV_J);
     SExpr *row = L->tile[S->id]->shape.d[0].n > 1 ? I_ : I(L, 0);
     SExpr *mean = OPX(L, OP_MUL, EK_REAL, sx_tile(L->a, L->tile[S->id], row, NULL), sx_real(L->a, 1 / (T * lanes)));
@@ -1325,7 +1325,7 @@ static void merge_lanes(LP *L, int p) {
     mq->dst = lq;
     mq->value = v;
     Stmt *rq = emit(L, ST_REDUCE);
-    rq->dst = L->tile[Q->id], rq->a = lq, rq->reduce_op = OP_SUM, rq->clear = false, rq->of = Q;
+    rq->dst = L->tile[Q->id], rq->a = lq, rq->reduce_op = OP_SUM, rq->clear = false, rq->of = Q, rq->deferred = true;
   }
   L->cur = saved;
 }

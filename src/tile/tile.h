@@ -124,7 +124,7 @@ struct Stmt {
   SExpr *other;       /* MAP: the value where mask is false */
   Op reduce_op;       /* REDUCE: OP_SUM, OP_AMAX or OP_AMIN */
   bool clear;         /* REDUCE */
-  bool deferred;      /* REDUCE: moved past its loop by defer.c, its tile accumulated there */
+  bool deferred;      /* REDUCE: moved past its loop (defer.c; lower_plan.c's lanes), its tile accumulated there */
   const Node *of;     /* REDUCE: the graph reduction it computes, where the plan lowering knows it (explain) */
   bool nan_ok;        /* REDUCE amax/amin: may drop NaNs (as fmax does): every output
                          reading it also reads a sum of exp(y - it) over the same y,
