@@ -504,6 +504,17 @@ static bool summed_here(LP *L, const Node *x) {
   return false;
 }
 
+/* Is n memory seen through layout ops alone (reshape, permute) that this
+   kernel computes, down to an input or a stored node? */
+static bool layout_of_memory(LP *L, const Node *n) {
+  for (int depth = 0; depth < 16; depth++) {
+    if (!L->pk->member[n->id]) return true;
+    if (n->op != OP_RESHAPE && n->op != OP_PERMUTE) return false;
+    n = n->in[0];
+  }
+  return false;
+}
+
 static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   const Node *x = mm->in[o];
   int r = mm->shape.rank, red = L->pk->redax[mm->id];
@@ -512,11 +523,12 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   bool in_mem = !L->pk->member[x->id];
   *trans = false;
   int xr = x->shape.rank;
-  if (o == 1 && in_mem && x->op == OP_PERMUTE && xr >= 2) {
-    bool last2 = x->perm[xr - 1] == xr - 2 && x->perm[xr - 2] == xr - 1;
-    for (int d = 0; d < xr - 2; d++) last2 &= x->perm[d] == d;
-    *trans = last2;
-  }
+  /* a right operand that is the transpose of memory (kᵀ), directly or
+     through layout ops this kernel computes on the way (the heads of a
+     stored projection split and transposed: splitHeads(h Wk)ᵀ) is loaded
+     as stored, rows along the columns, and the product transposes it */
+  if (o == 1 && x->op == OP_PERMUTE && xr >= 2 && (in_mem || layout_of_memory(L, x->in[0])))
+    *trans = x->perm[xr - 2] == xr - 1; /* the contraction runs along the stored rows */
   int8_t tax[2] = {ax[0], ax[1]};
   if (*trans) tax[0] = ax[1], tax[1] = ax[0];
   /* where: per iteration if it moves, else once before the loops */
