@@ -37,9 +37,10 @@
  *     and before a tile is added the state grows by c²·n_old·(m_old −
  *     m_new)².  This is Welford's algorithm a tile at a time (Chan's
  *     pairwise merge); after the loop n_seen = n and the mean is exact.
- *     Layer norm's variance streams in the pass of its mean.  (Splitting
- *     such a stream across blocks and masked tiles are refused: their
- *     partial counts are not carried.)
+ *     Layer norm's variance streams in the pass of its mean.  (Masked
+ *     tiles are refused: the running count is the loop's trip count.  A
+ *     stream split across blocks merges the blocks' partials by Chan's
+ *     rule in the combine, each block's count that of its chunk.)
  *
  * Any other dependence on a state of the same pass puts R in a later pass
  * over j, where D is final.  A member that varies with j and is stored (a
