@@ -523,10 +523,12 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   bool in_mem = !L->pk->member[x->id];
   *trans = false;
   int xr = x->shape.rank;
-  /* a right operand that is the transpose of memory (kᵀ), directly or
-     through layout ops this kernel computes on the way (the heads of a
-     stored projection split and transposed: splitHeads(h Wk)ᵀ) is loaded
-     as stored, rows along the columns, and the product transposes it */
+  /* a right operand that permutes memory so that its contraction runs
+     along memory's last dimension (kᵀ; also the heads of a stored
+     projection split and transposed, splitHeads(h Wk)ᵀ, a permute
+     [0, 2, 3, 1] of its reshape, and such a view computed in the kernel)
+     is loaded as stored, rows along the columns, and the product
+     transposes it: any permutation, not only a swap of the last two */
   if (o == 1 && x->op == OP_PERMUTE && xr >= 2 && (in_mem || layout_of_memory(L, x->in[0])))
     *trans = x->perm[xr - 2] == xr - 1; /* the contraction runs along the stored rows */
   int8_t tax[2] = {ax[0], ax[1]};

@@ -273,9 +273,61 @@ static bool max_of_product(const TileProgram *tp) {
   return false;
 }
 
+/* Every gemm's shared operand filled from memory is a copy of a rectangle
+   (the key tile of split heads, kᵀ, loaded as stored and transposed by the
+   gemm, not gathered column by column), and some gemm transposes b. */
+typedef struct GemmFill { const Stmt *fill[64]; const TBuf *dst[64]; int n; bool trans, gathered; } GemmFill;
+static bool uses_j(const SExpr *x) {
+  if (!x) return false;
+  if (x->kind == SX_VAR) return x->var == TV_J;
+  if (x->kind == SX_IDX) return uses_j(x->a[0]) || uses_j(x->a[1]);
+  if (x->kind == SX_OP) {
+    for (int i = 0; i < x->n && i < 3; i++)
+      if (uses_j(x->a[i])) return true;
+    return false;
+  }
+  for (int i = 0; i < x->nidx; i++)
+    if (uses_j(x->idx[i])) return true;
+  return false;
+}
+static bool note_fill(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  GemmFill *g = ud;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && s->value && s->value->kind == SX_LOAD && g->n < 64)
+    g->fill[g->n] = s, g->dst[g->n++] = s->dst;
+  return true;
+}
+static bool check_gemm(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  GemmFill *g = ud;
+  if (s->kind != ST_GEMM) return true;
+  g->trans |= s->trans_b;
+  for (int i = 0; i < g->n; i++) {
+    if (g->dst[i] != s->b) continue;
+    /* a copy whose j (the tile's contiguous axis) runs along the global's
+       last dimension alone */
+    const SExpr *v = g->fill[i]->value;
+    bool ok = tile_map_is_copy(g->fill[i]) && uses_j(v->idx[v->nidx - 1]);
+    for (int d = 0; d + 1 < v->nidx; d++) ok &= !uses_j(v->idx[d]);
+    if (!ok) g->gathered = true;
+  }
+  return true;
+}
+static bool operands_copied(const TileProgram *tp) {
+  bool trans = false;
+  for (int i = 0; i < tp->kernels.len; i++) {
+    GemmFill g = {.n = 0};
+    tile_walk(&tp->kernels.data[i]->body, note_fill, &g);
+    tile_walk(&tp->kernels.data[i]->body, check_gemm, &g);
+    if (g.gathered) return false;
+    trans |= g.trans;
+  }
+  return trans;
+}
+
 /* ---- the checks ---- */
 
-typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS, INPUT_READERS_AT_MOST, TRIPS_AT_MOST, MAX_OF_PRODUCT, NO_LOOP_REDUCE } Want;
+typedef enum { ONE_KERNEL_STREAMED, CAUSAL, WINDOW, SPLIT, NO_SPLIT, NO_BUFFER, KERNELS_AT_MOST, ACT_KERNELS_AT_MOST, FLASHNORM, LOOPS_AT_MOST, COMBINE_BLOCKS, INPUT_READERS_AT_MOST, TRIPS_AT_MOST, MAX_OF_PRODUCT, NO_LOOP_REDUCE, OPERANDS_COPIED } Want;
 
 typedef struct Case {
   const char *file, *entry;
@@ -373,6 +425,12 @@ static const Case cases[] = {
        cancellation-prone rewrite the search does not take by default. */
     {"tests/search/programs.lean", "ln_linear_narrow", KERNELS_AT_MOST, NULL, NULL, 1, "LN -> narrow linear: one kernel"},
     {"tests/search/programs.lean", "ln_linear_narrow", NO_BUFFER, "M", "K", 0, "LN -> linear: no normalized [M, K] buffer"},
+    /* the key tiles of split heads (kᵀ computed from a stored projection
+       by layout ops) loaded as stored, the gemm transposing them */
+    {"examples/transformer_block.lean", "transformer_block_b4_n2048", OPERANDS_COPIED, NULL, NULL, 0,
+     "block: every product's shared operand from memory a rectangle copy, kT transposed by the gemm"},
+    {"examples/transformer_lm.lean", "lm_small", OPERANDS_COPIED, NULL, NULL, 0,
+     "LM: every product's shared operand from memory a rectangle copy, kT transposed by the gemm"},
     /* rows: one kernel */
     {"examples/softmax.lean", "softmax_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "softmax rows: one kernel"},
     {"examples/layernorm.lean", "layernorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "layer norm rows: one kernel"},
@@ -467,6 +525,7 @@ static void run_case(const Case *c) {
   case TRIPS_AT_MOST: ok = first_loop_trips(tp) > 0 && first_loop_trips(tp) <= c->most; break;
   case MAX_OF_PRODUCT: ok = max_of_product(tp); break;
   case NO_LOOP_REDUCE: ok = no_loop_reduce(tp); break;
+  case OPERANDS_COPIED: ok = operands_copied(tp); break;
   }
   char what[300];
   snprintf(what, sizeof what, "%s (%d kernel%s)", c->what, kernels(tp), kernels(tp) == 1 ? "" : "s");
