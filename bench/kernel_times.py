@@ -66,12 +66,11 @@ def pair_plan(runs, plan):
     """The plan kernel (name, predicted us) of each measured kernel: by name
     where the device kernel's name contains the plan kernel's (Triton's), else
     in launch order over the kernels that are not torch's own."""
-    names = [k for k, _ in plan]
     byname = [next(((k, u) for k, u in plan if k in rn), None) for rn, _ in runs]
     if any(byname):
         return [b or ("", None) for b in byname]
     rest = iter(plan)
-    return [("", None) if "at::" in rn else next(rest, ("", None)) for rn, _ in runs] if names else [("", None)] * len(runs)
+    return [("", None) if "at::" in rn else next(rest, ("", None)) for rn, _ in runs]
 
 
 def main():

@@ -504,17 +504,6 @@ static bool summed_here(LP *L, const Node *x) {
   return false;
 }
 
-/* Is n memory seen through layout ops alone (reshape, permute) that this
-   kernel computes, down to an input or a stored node? */
-static bool layout_of_memory(LP *L, const Node *n) {
-  for (int depth = 0; depth < 16; depth++) {
-    if (!L->pk->member[n->id]) return true;
-    if (n->op != OP_RESHAPE && n->op != OP_PERMUTE) return false;
-    n = n->in[0];
-  }
-  return false;
-}
-
 static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   const Node *x = mm->in[o];
   int r = mm->shape.rank, red = L->pk->redax[mm->id];
@@ -526,10 +515,10 @@ static TBuf *operand_tile(LP *L, const Node *mm, int o, bool *trans) {
   /* a right operand that permutes memory so that its contraction runs
      along memory's last dimension (kᵀ; also the heads of a stored
      projection split and transposed, splitHeads(h Wk)ᵀ, a permute
-     [0, 2, 3, 1] of its reshape, and such a view computed in the kernel)
-     is loaded as stored, rows along the columns, and the product
-     transposes it: any permutation, not only a swap of the last two */
-  if (o == 1 && x->op == OP_PERMUTE && xr >= 2 && (in_mem || layout_of_memory(L, x->in[0])))
+     [0, 2, 3, 1] of its reshape) is loaded as stored, rows along the
+     columns, and the product transposes it: any permutation, not only a
+     swap of the last two */
+  if (o == 1 && in_mem && x->op == OP_PERMUTE && xr >= 2)
     *trans = x->perm[xr - 2] == xr - 1; /* the contraction runs along the stored rows */
   int8_t tax[2] = {ax[0], ax[1]};
   if (*trans) tax[0] = ax[1], tax[1] = ax[0];

@@ -45,14 +45,14 @@
  * Rows of bfloat16 data that far out are ties with few outliers (4095
  * elements 1000 and one 1004: 4.1e-3), and a constant row (std 0, rstd =
  * 1/sqrt(eps)) gives noise where the exact result is b W.  Shifting x by a
- * value known before the
- * loop (its row's first element) bounds |mean - c|/std by sqrt(K) but
- * rounds x - c to bfloat16 before the product, an error of about eps_bf16
- * sqrt(1 + (mean - c)^2/var) (the script: 3.5e-3 for N(0, 1) rows, as
- * rounding the normalized row does, but 9.5e-2 with 100 in the first
- * column).  So the one-kernel form needs a guard: a row whose |mean| rstd
- * exceeds a bound (1000: an error of 2.5e-4) flagged by the kernel, and its output recomputed by the
- * safe path (statistics first, then the normalized product, as the narrow
+ * value known before the loop (its row's first element) bounds
+ * |mean - c|/std by sqrt(K) but rounds x - c to bfloat16 before the
+ * product, an error of about eps_bf16 sqrt(1 + (mean - c)^2/var) (the
+ * script: 3.5e-3 for N(0, 1) rows, as rounding the normalized row does,
+ * but 9.5e-2 with 100 in the first column).  So the one-kernel form needs
+ * a guard: a row whose |mean| rstd exceeds a bound (1000: an error of
+ * 2.5e-4) flagged by the kernel, and its output recomputed by the safe
+ * path (statistics first, then the normalized product, as the narrow
  * plan does) in a kernel that returns at once when no row is flagged. */
 #include <math.h>
 #include <stdlib.h>

@@ -273,22 +273,18 @@ static bool max_of_product(const TileProgram *tp) {
   return false;
 }
 
-/* Every gemm's shared operand filled from memory is a copy of a rectangle
-   (the key tile of split heads, kᵀ, loaded as stored and transposed by the
-   gemm, not gathered column by column), and some gemm transposes b. */
+/* Every gemm's right operand filled from memory is a copy whose tile
+   columns run along memory's last dimension (the key tile of split heads,
+   kᵀ, loaded as stored and transposed by the gemm, not gathered column by
+   column), and some gemm transposes its right operand. */
 typedef struct GemmFill { const Stmt *fill[64]; const TBuf *dst[64]; int n; bool trans, gathered; } GemmFill;
+static void reads_j(const SExpr *e, void *ud) {
+  if (e->kind == SX_VAR && e->var == TV_J) *(bool *)ud = true;
+}
 static bool uses_j(const SExpr *x) {
-  if (!x) return false;
-  if (x->kind == SX_VAR) return x->var == TV_J;
-  if (x->kind == SX_IDX) return uses_j(x->a[0]) || uses_j(x->a[1]);
-  if (x->kind == SX_OP) {
-    for (int i = 0; i < x->n && i < 3; i++)
-      if (uses_j(x->a[i])) return true;
-    return false;
-  }
-  for (int i = 0; i < x->nidx; i++)
-    if (uses_j(x->idx[i])) return true;
-  return false;
+  bool hit = false;
+  sexpr_walk(x, reads_j, &hit);
+  return hit;
 }
 static bool note_fill(const Stmt *s, int depth, void *ud) {
   (void)depth;
@@ -428,9 +424,9 @@ static const Case cases[] = {
     /* the key tiles of split heads (kᵀ computed from a stored projection
        by layout ops) loaded as stored, the gemm transposing them */
     {"examples/transformer_block.lean", "transformer_block_b4_n2048", OPERANDS_COPIED, NULL, NULL, 0,
-     "block: every product's shared operand from memory a rectangle copy, kT transposed by the gemm"},
+     "block: every product's right operand from memory copied along its rows, kT transposed by the gemm"},
     {"examples/transformer_lm.lean", "lm_small", OPERANDS_COPIED, NULL, NULL, 0,
-     "LM: every product's shared operand from memory a rectangle copy, kT transposed by the gemm"},
+     "LM: every product's right operand from memory copied along its rows, kT transposed by the gemm"},
     /* rows: one kernel */
     {"examples/softmax.lean", "softmax_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "softmax rows: one kernel"},
     {"examples/layernorm.lean", "layernorm_16k_8k", KERNELS_AT_MOST, NULL, NULL, 1, "layer norm rows: one kernel"},
