@@ -135,6 +135,9 @@ struct Emit {
   int top;                  /* the index of the top-level statement being written */
   const TBuf *dual[16];     /* Triton: loaded tiles a loop feeds to tl.dot and reads otherwise too */
   int ndual;
+  const struct Stmt *dual_fwd[16]; /* Triton: copies that hand a dual to tl.dot's operand (they read the first load) */
+  int nfwd;
+  bool reading_first;       /* Triton: emitting such a copy (a dual read by its first name) */
   bool evict_last;          /* Triton: loads written now ask to stay in cache (the second load of a dual) */
   const TBuf *tma[16];      /* Triton: the globals this kernel loads through tensor descriptors (_tma<n>), */
   int64_t tma_blk[16][2];   /* ... and the block each loads */

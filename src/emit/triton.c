@@ -290,10 +290,10 @@ static bool is_dual(const Emit *e, const TBuf *b) {
   return false;
 }
 static const char *read_name(Emit *e, const TBuf *b) {
-  return is_dual(e, b) ? arena_printf(e->a, "%s_r", b->name) : b->name;
+  return is_dual(e, b) && !e->reading_first ? arena_printf(e->a, "%s_r", b->name) : b->name;
 }
 
-typedef struct DualScan { const TBuf *cand[16]; int ncand; bool read[16]; } DualScan;
+typedef struct DualScan { const TBuf *cand[16]; int ncand; bool read[16]; const Stmt *fwd[16]; int nfwd; } DualScan;
 static void dual_note_read(DualScan *d, const TBuf *b) {
   for (int i = 0; i < d->ncand; i++)
     if (d->cand[i] == b) d->read[i] = true;
@@ -314,19 +314,42 @@ static bool dual_cands(const Stmt *s, int depth, void *ud) {
     }
   return true;
 }
+static bool is_fwd(const Stmt *const *fwd, int n, const Stmt *s) {
+  for (int i = 0; i < n; i++)
+    if (fwd[i] == s) return true;
+  return false;
+}
 static bool dual_reads(const Stmt *s, int depth, void *ud) {
   (void)depth;
   DualScan *d = ud;
+  if (is_fwd(d->fwd, d->nfwd, s)) return true;
   stmt_exprs(s, dual_note_exprs, d);
   if (s->kind == ST_REDUCE) dual_note_read(d, s->a);
   return true;
 }
 /* the tiles of loop body l to load twice: loaded by a copy in l, given to
    tl.dot in l and read by another statement of l (descriptor loads too:
-   one shared by both uses was wrong on the H200 as well, session 18) */
+   one shared by both uses was wrong on the H200 as well, session 18).  A
+   tile handed to tl.dot through a copy of l (map A[i, j] = X[i, j], the
+   operand in the storage type) feeds it as well: the copy reads the first
+   load and is not one of the other reads (a lane-wise Welford pair beside
+   a product, wrong and not deterministic at 8 warps and 2 or 3 stages on
+   an H100, session 20: bench/exp/s20/repeat.py) */
 static void find_duals(Emit *e, const StmtList *l) {
   DualScan d = {.ncand = 0};
   tile_walk(l, dual_cands, &d);
+  for (int i = 0; i < l->len; i++) {
+    const Stmt *s = l->data[i];
+    const SExpr *v = s->kind == ST_MAP ? s->value : NULL;
+    if (!v || v->kind != SX_TILE || s->mask || v->nidx != s->dst->shape.rank || d.nfwd >= 16 || d.ncand >= 16) continue;
+    bool own = true; /* read at the copy's own coordinates */
+    for (int k = 0; k < v->nidx; k++) own &= at_var(v->idx[k], k == v->nidx - 1 ? TV_J : TV_I);
+    bool to_dot = false;
+    for (int c = 0; c < d.ncand; c++) to_dot |= d.cand[c] == s->dst;
+    if (!own || !to_dot || v->buf->shape.rank != s->dst->shape.rank) continue;
+    d.fwd[d.nfwd++] = s;
+    d.cand[d.ncand++] = v->buf;
+  }
   tile_walk(l, dual_reads, &d);
   for (int i = 0; i < l->len; i++) {
     const Stmt *s = l->data[i];
@@ -334,6 +357,7 @@ static void find_duals(Emit *e, const StmtList *l) {
     for (int c = 0; c < d.ncand; c++)
       if (d.cand[c] == s->dst && d.read[c] && e->ndual < 16 && !is_dual(e, s->dst)) e->dual[e->ndual++] = s->dst;
   }
+  for (int i = 0; i < d.nfwd && e->nfwd < 16; i++) e->dual_fwd[e->nfwd++] = d.fwd[i];
 }
 
 static void tr_tile(Emit *e, const SExpr *x) {
@@ -489,6 +513,7 @@ static void tr_block_value(Emit *e, const SExpr *v, const SExpr *mask, const SEx
 static void tr_list(Emit *e, const StmtList *l, const char *ind);
 
 static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
+  e->reading_first = is_fwd(e->dual_fwd, e->nfwd, s);
   switch (s->kind) {
   case ST_FILL: {
     const TBuf *d = s->dst;
@@ -585,10 +610,10 @@ static void tr_stmt(Emit *e, const Stmt *s, const char *ind) {
     emit_expr(e, s->hi);
     emit_printf(e, "):\n");
     if (!s->body.len) emit_printf(e, "%spass\n", inner);
-    int saved = e->ndual;
+    int saved = e->ndual, saved_fwd = e->nfwd;
     find_duals(e, &s->body);
     tr_list(e, &s->body, inner);
-    e->ndual = saved;
+    e->ndual = saved, e->nfwd = saved_fwd;
     return;
   }
   case ST_IF: {

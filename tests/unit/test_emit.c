@@ -405,3 +405,54 @@ TEST(emit_rmsnorm_matmul_folds_the_gain_and_loads_twice_for_triton) {
   free(mod);
   arena_free(e.a);
 }
+
+/* (x W) - amin x: the loaded x tile reaches tl.dot through a copy into the
+   product's operand (map A[i, j] = X[i, j]) and the running minimum reads
+   it too.  Triton loads it a second time for the minimum, and the copy
+   reads the first load (a lane-wise Welford pair beside a product read one
+   load so and was wrong, not deterministically, at 8 warps and 3 stages on
+   an H100: bench/exp/s20/repeat.py). */
+TEST(emit_triton_loads_twice_a_tile_copied_into_a_product) {
+  UNIT_GRAPH_ENV(EEnv, eenv_init, e)
+  Shape xs = shp(2, 4096, 4096), ws = shp(2, 4096, 4096);
+  Node *x = ir_input(e.g, "x", ROLE_TENSOR, &xs, NOPOS);
+  Node *w = ir_input(e.g, "w", ROLE_PARAM, &ws, NOPOS);
+  Node *lo = ir_reduce(e.g, OP_AMIN, x, 1, NOPOS);
+  e.g->output = ir_binary(e.g, OP_SUB, ir_matmul(e.g, x, w, NOPOS), lo, NOPOS);
+  Graph *rw = search_rewrite(e.g, NULL, 0, NULL);
+  REQUIRE(rw != NULL);
+  Plan *plan = plan_search(rw, DT_BF16, NULL, NULL);
+  REQUIRE(plan != NULL);
+  TileProgram *tp = tile_lower_plan(plan);
+  REQUIRE(tp && tile_check(tp, stderr));
+  /* the shape this is about: in the product's loop, the gemm's left
+     operand is a copy of a loaded tile that another statement reads */
+  const char *xname = NULL, *aname = NULL;
+  for (int k = 0; k < tp->kernels.len; k++) {
+    const Kernel *kk = tp->kernels.data[k];
+    for (int i = 0; i < kk->body.len; i++) {
+      const Stmt *l = kk->body.data[i];
+      if (l->kind != ST_LOOP) continue;
+      for (int j = 0; j < l->body.len; j++) {
+        const Stmt *c = l->body.data[j];
+        if (c->kind == ST_MAP && c->value && c->value->kind == SX_TILE) xname = c->value->buf->name, aname = c->dst->name;
+      }
+    }
+  }
+  REQUIRE(xname && aname);
+  bool ok;
+  char err[256] = "";
+  char *mod = emit_str(tp, TARGET_TRITON, &ok, err, sizeof err);
+  CHECK(ok);
+  char second[64], copy[128], first_only[128];
+  snprintf(second, sizeof second, "%s_r = tl.broadcast_to(tl.load(", xname);
+  snprintf(copy, sizeof copy, "%s = tl.broadcast_to(%s, ", aname, xname);
+  snprintf(first_only, sizeof first_only, "tl.minimum(");
+  CHECK(mod && strstr(mod, second));
+  CHECK(mod && strstr(mod, copy)); /* the copy for tl.dot reads the first load */
+  char reads_second[64];
+  snprintf(reads_second, sizeof reads_second, ", %s_r, propagate_nan", xname);
+  CHECK(mod && strstr(mod, first_only) && strstr(mod, reads_second)); /* the minimum reads the second */
+  free(mod);
+  arena_free(e.a);
+}
