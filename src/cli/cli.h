@@ -33,6 +33,7 @@ typedef struct Opts {
   bool rewrite;           /* graph: equality saturation and extraction first */
   bool naive;             /* tiles, verify, opt, explain: the naive lowering, no search */
   int candidate;          /* tiles, verify, opt, explain: the search's k-th runner-up (0: its choice) */
+  int search_budget;      /* tiles, verify, opt, explain, tune: kernels the search may price (0: SEARCH_BUDGET) */
   Schedule schedule;      /* tiles, verify, opt, explain: --schedule (when has_schedule) */
   bool has_schedule;
   const char *schedule_text; /* --schedule's value as given */

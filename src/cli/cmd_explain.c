@@ -364,6 +364,8 @@ int cmd_explain(Opts *o) {
     json_int(&j, cp.stats.moves_taken);
     json_key(&j, "kernels_priced");
     json_int(&j, cp.stats.kernels_priced);
+    json_key(&j, "budget");
+    json_int(&j, o->search_budget ? o->search_budget : SEARCH_BUDGET);
     json_end_obj(&j);
     json_end_obj(&j);
     fputc('\n', stdout);
@@ -377,9 +379,10 @@ int cmd_explain(Opts *o) {
       if (!cp.rewrite.nrules) printf(" none");
       printf(" (equality saturation: %d iterations, %d e-nodes, %s, %.3f s)\n", cp.rewrite.iterations,
              cp.rewrite.enodes, eg_stop_name(cp.rewrite.stop), cp.rewrite.seconds);
-      printf("search: %.3f s, %d sweep%s, %d moves tried, %d taken, %d kernels priced; stop: %s\n", cp.stats.seconds,
-             cp.stats.sweeps, cp.stats.sweeps == 1 ? "" : "s", cp.stats.moves_tried, cp.stats.moves_taken,
-             cp.stats.kernels_priced, search_stop_name(cp.stats.stop));
+      printf("search: %.3f s, %d sweep%s, %d moves tried, %d taken, %d of %d kernels priced; stop: %s\n",
+             cp.stats.seconds, cp.stats.sweeps, cp.stats.sweeps == 1 ? "" : "s", cp.stats.moves_tried,
+             cp.stats.moves_taken, cp.stats.kernels_priced, o->search_budget ? o->search_budget : SEARCH_BUDGET,
+             search_stop_name(cp.stats.stop));
       if (cp.tuned)
         printf("schedule: %s, tuned on %s: %.1f us measured with %s (%s; %s)\n", cp.rec.schedule, cp.rec.device,
                cp.rec.measured_us, cp.rec.target, cp.rec.versions, cp.rec.date);

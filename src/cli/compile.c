@@ -69,7 +69,8 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
   if (o->naive) {
     out->tp = tile_lower(g, dt);
   } else {
-    SearchOpts so = {.gpu = o->gpu_profile, .candidate = o->candidate, .sched = o->has_schedule ? &o->schedule : NULL};
+    SearchOpts so = {.gpu = o->gpu_profile, .candidate = o->candidate, .sched = o->has_schedule ? &o->schedule : NULL,
+                     .budget = o->search_budget};
     /* equality saturation, then the plan search on the extracted term */
     g = out->g = search_rewrite(g, o->bind, o->nbind, &out->rewrite);
     out->plan = plan_search(g, dt, &so, &out->stats);
@@ -155,6 +156,7 @@ const char *options_text(Arena *a, const Opts *o) {
   const char *s = "";
   if (o->naive) s = arena_printf(a, "%s --naive", s);
   if (o->candidate) s = arena_printf(a, "%s --candidate %d", s, o->candidate);
+  if (o->search_budget) s = arena_printf(a, "%s --search-budget %d", s, o->search_budget);
   if (o->has_schedule && o->schedule_text) s = arena_printf(a, "%s --schedule %s", s, o->schedule_text);
   if (o->tuned) s = arena_printf(a, "%s --tuned %s", s, o->tuned);
   if (o->gpu) s = arena_printf(a, "%s --gpu %s", s, o->gpu);

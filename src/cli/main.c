@@ -513,6 +513,9 @@ static void print_cmd_help(const Command *c) {
            "  --naive               the naive lowering: no rewriting, no search\n"
            "  --candidate K         the search's K-th runner-up plan instead of its choice\n"
            "                        (explain lists them; for timing the cost model's alternatives)\n"
+           "  --search-budget N     kernels the search may price before it stops with the best plan so\n"
+           "                        far (default %d; explain says how many it priced): the plan\n"
+           "                        depends on the program and this budget, not on the machine\n"
            "  --schedule S          fix schedule choices of the fused kernels, e.g.\n"
            "                        stream=128,rows=128,threads=256,stages=3,splits=4 (the stream\n"
            "                        loop's tile, block tile rows and cols, threads, pipeline depth,\n"
@@ -521,7 +524,8 @@ static void print_cmd_help(const Command *c) {
            "                        element-wise; store=1|0: a product's final tile\n"
            "                        through shared memory (a TMA store) or by each thread); the rest\n"
            "                        the cost model picks\n"
-           "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n");
+           "  --gpu G               the cost model's GPU profile: a100, h100 or h200 (default)\n",
+           SEARCH_BUDGET);
   if (c->run == cmd_explain || c->run == cmd_tiles || c->run == cmd_verify)
     printf("  --format F            text (default) or json\n");
   if (c->run == cmd_verify)
@@ -731,6 +735,11 @@ static int parse_args(Opts *o, int argc, char **argv) {
       if (!v || !parse_u64(v, &k) || k < 1 || k > SEARCH_MAX_CANDS)
         return usage_error("--candidate needs a runner-up's rank, 1 to %d (explain lists them)", SEARCH_MAX_CANDS);
       o->candidate = (int)k;
+    } else if (compiles(cur_cmd) && ((v = opt_value(argc, argv, &i, "--search-budget", &m)) || m)) {
+      uint64_t k;
+      if (!v || !parse_u64(v, &k) || k < 1 || k > 1000000)
+        return usage_error("--search-budget needs a count of kernels to price, 1 to 1000000 (default %d)", SEARCH_BUDGET);
+      o->search_budget = (int)k;
     } else if (compiles(cur_cmd) && ((v = opt_value(argc, argv, &i, "--schedule", &m)) || m)) {
       char why[160];
       if (!v) return usage_error("--schedule needs KEY=VALUE,... (keys: " SCHEDULE_KEYS ")");

@@ -68,6 +68,7 @@ typedef struct S {
   int ncache, capcache;
   int *uses;
   double t0;
+  Arena *scratch;    /* where each plan is built and priced (reset after each) */
   bool cyclic;       /* the last plan built: two kernels read what the other stores (priced infinite) */
 } S;
 
@@ -705,7 +706,8 @@ const char *search_stop_name(SearchStop st) {
   switch (st) {
   case STOP_SATURATED: return "no move improves the plan";
   case STOP_SWEEPS: return "sweep limit";
-  case STOP_TIME: return "time limit";
+  case STOP_BUDGET: return "pricing budget spent";
+  case STOP_TIME: return "time limit (where it stops depends on the machine)";
   }
   return "?";
 }
@@ -714,14 +716,14 @@ const char *search_stop_name(SearchStop st) {
 
 static double plan_cost(S *s, bool *all_ok) {
   Arena *home = s->g->ctx->arena;
-  Arena *scratch = arena_new();
+  Arena *scratch = s->scratch;
   s->g->ctx->arena = scratch;
   Plan *p = state_plan(s, false);
   double total = 0;
   *all_ok = true;
   if (s->cyclic) {
     s->g->ctx->arena = home;
-    arena_free(scratch);
+    arena_reset(scratch);
     *all_ok = false;
     return INFINITY;
   }
@@ -768,7 +770,7 @@ static double plan_cost(S *s, bool *all_ok) {
     s->launches += 1 + hit->split;
   }
   s->g->ctx->arena = home;
-  arena_free(scratch);
+  arena_reset(scratch);
   return total;
 }
 
@@ -1163,7 +1165,8 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds()};
+  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds(),
+         .scratch = arena_new()};
   s.gpu = o && o->gpu ? o->gpu : gpu_get(GPU_H200);
   s.group_of = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
   for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;
@@ -1189,14 +1192,15 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   stats->naive_cost = cur;
   note_cand(&s, cur, "the naive partition (each reduction, product and shared value stored)");
   int max_sweeps = o && o->max_sweeps ? o->max_sweeps : 20;
-  double limit = o && o->seconds > 0 ? o->seconds : 10;
+  double limit = o && o->seconds > 0 ? o->seconds : SEARCH_SECONDS;
+  int budget = o && o->budget > 0 ? o->budget : SEARCH_BUDGET;
   stats->stop = STOP_SATURATED;
   for (int sweep = 0; sweep < max_sweeps; sweep++) {
     bool improved = false;
     stats->sweeps++;
     for (int i = s.nn - 1; i >= 0; i--) {
-      if (ts_seconds() - s.t0 > limit) {
-        stats->stop = STOP_TIME;
+      if (stats->kernels_priced >= budget || ts_seconds() - s.t0 > limit) {
+        stats->stop = stats->kernels_priced >= budget ? STOP_BUDGET : STOP_TIME;
         goto done;
       }
       const Node *n = g->nodes[i];
@@ -1289,6 +1293,8 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
     if (sweep + 1 == max_sweeps) stats->stop = STOP_SWEEPS;
   }
 done:
+  arena_free(s.scratch);
+  s.scratch = NULL;
   /* the runners-up: every priced plan but the chosen one */
   {
     int w = 0;

@@ -5,7 +5,10 @@
  * nothing is freed until arena_free releases every chunk at once.  A request
  * larger than a quarter of the chunk size gets a chunk of its own, so big
  * tables do not waste the tail of the current chunk.  arena_realloc grows in
- * place when the block is the last one handed out.
+ * place when the block is the last one handed out.  arena_reset forgets
+ * everything handed out but keeps the chunks, for the next allocations to
+ * reuse: a scratch arena filled and emptied thousands of times (the search
+ * prices each plan in one) then costs no fresh pages from the system.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,8 @@ typedef struct Chunk {
 
 struct Arena {
   Chunk *head;
+  Chunk *spare;   /* chunks of CHUNK bytes kept by arena_reset, reused first */
+  Chunk *spare_big; /* larger ones kept (a block of its own each) */
   size_t total;
 };
 
@@ -31,16 +36,43 @@ Arena *arena_new(void) {
   return a;
 }
 
-void arena_free(Arena *a) {
-  if (!a) return;
-  for (Chunk *c = a->head, *n; c; c = n) {
+static void chunks_free(Chunk *c) {
+  for (Chunk *n; c; c = n) {
     n = c->next;
     free(c);
   }
+}
+
+void arena_free(Arena *a) {
+  if (!a) return;
+  chunks_free(a->head);
+  chunks_free(a->spare);
+  chunks_free(a->spare_big);
   free(a);
 }
 
+void arena_reset(Arena *a) {
+  for (Chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    Chunk **to = c->size == CHUNK ? &a->spare : &a->spare_big;
+    c->next = *to;
+    *to = c;
+  }
+  a->head = NULL;
+}
+
 static Chunk *chunk_new(Arena *a, size_t size) {
+  /* a kept chunk: one of CHUNK bytes when no more is asked, else the
+     first larger one large enough (big blocks are few); the rest of a
+     larger one than asked stays unused */
+  Chunk **p = size <= CHUNK ? &a->spare : &a->spare_big;
+  while (*p && (*p)->size < size) p = &(*p)->next;
+  if (*p) {
+    Chunk *c = *p;
+    *p = c->next;
+    c->used = 0;
+    return c;
+  }
   Chunk *c = malloc(sizeof *c + size);
   if (!c) {
     fprintf(stderr, "tilesmith: out of memory (%zu bytes)\n", size);
@@ -59,7 +91,7 @@ void *arena_alloc(Arena *a, size_t size) {
   if (!c || c->size - c->used < size) {
     if (size > CHUNK / 4) {
       /* a chunk of its own, linked behind the current one */
-      Chunk *big = chunk_new(a, size);
+      Chunk *big = chunk_new(a, size > CHUNK ? size : CHUNK); /* (every chunk CHUNK bytes or more: reusable) */
       if (c) {
         big->next = c->next;
         c->next = big;

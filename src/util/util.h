@@ -31,6 +31,7 @@
 typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_free(Arena *a);
+void arena_reset(Arena *a);                          /* forget every allocation, keep the memory */
 void *arena_alloc(Arena *a, size_t size);          /* zeroed, 16-aligned */
 void *arena_realloc(Arena *a, void *p, size_t old, size_t size);
 char *arena_strndup(Arena *a, const char *s, size_t n);

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 TOP = ["entry", "gpu", "dtype", "kernels", "global_buffers", "rewrites", "predicted_us", "floor_us", "candidates",
        "search"]
-SEARCH = ["seconds", "stop_reason", "iterations", "enodes"]
+SEARCH = ["seconds", "stop_reason", "iterations", "enodes", "kernels_priced", "budget"]
 KERNEL = ["name", "nodes", "source_lines", "grid", "loops", "deferred_reductions", "reads_bytes", "writes_bytes",
           "flops", "predicted_us"]
 ROLES = {"input", "output", "temp", "scratch"}

@@ -37,6 +37,7 @@ typedef struct Run {
   TileProgram *tp;
   char printed[1 << 16]; /* the start of the tile program's printout */
   double seconds;        /* rewrite + search + lowering */
+  SearchStats stats;
 } Run;
 
 static double now(void) {
@@ -45,8 +46,9 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The program opt emits for entry of file (relative to root); NULL on any error. */
-static TileProgram *compile(Run *r, const char *file, const char *entry) {
+/* The program opt emits for entry of file (relative to root), the search
+   priced at most budget kernels (0: its default); NULL on any error. */
+static TileProgram *compile_budget(Run *r, const char *file, const char *entry, int budget) {
   memset(r, 0, sizeof *r);
   r->a = arena_new();
   ctx_init(&r->c, r->a, stderr);
@@ -65,8 +67,8 @@ static TileProgram *compile(Run *r, const char *file, const char *entry) {
   int nb = elab_entry_nats(&r->c, &r->prog, entry, bind, 32);
   double t0 = now();
   Graph *rw = search_rewrite(g, bind, nb, NULL);
-  SearchStats st;
-  Plan *p = plan_search(rw, DT_BF16, NULL, &st);
+  SearchOpts so = {.budget = budget};
+  Plan *p = plan_search(rw, DT_BF16, &so, &r->stats);
   r->tp = tile_lower_plan(p);
   r->seconds = now() - t0;
   if (!r->tp || !tile_check(r->tp, stderr)) return r->tp = NULL;
@@ -77,6 +79,8 @@ static TileProgram *compile(Run *r, const char *file, const char *entry) {
   }
   return r->tp;
 }
+
+static TileProgram *compile(Run *r, const char *file, const char *entry) { return compile_budget(r, file, entry, 0); }
 
 static void done(Run *r) { arena_free(r->a); }
 
@@ -541,6 +545,27 @@ static void run_timing(const char *file, const char *entry) {
   if (a) done(&r2);
 }
 
+/* A pricing budget the search spends: it stops there, with the stop reason
+   said, and twice to the same program (where it stops depends on the
+   budget, not the machine); with the default budget it runs to the end. */
+static void run_budget(const char *file, const char *entry, int budget) {
+  Run r1, r2, r3;
+  TileProgram *a = compile_budget(&r1, file, entry, budget);
+  TileProgram *b = a ? compile_budget(&r2, file, entry, budget) : NULL;
+  char what[300];
+  snprintf(what, sizeof what, "a budget of %d kernels priced: stop '%s' after %d, the same program twice", budget,
+           search_stop_name(r1.stats.stop), r1.stats.kernels_priced);
+  check(a && b && r1.stats.stop == STOP_BUDGET && r1.stats.kernels_priced >= budget && !strcmp(r1.printed, r2.printed),
+        file, entry, what);
+  TileProgram *c = compile(&r3, file, entry);
+  snprintf(what, sizeof what, "the default budget (%d): stop '%s' after %d kernels priced, another program", SEARCH_BUDGET,
+           search_stop_name(r3.stats.stop), r3.stats.kernels_priced);
+  check(c && r3.stats.stop == STOP_SATURATED && (!a || strcmp(r1.printed, r3.printed)), file, entry, what);
+  done(&r1);
+  if (a) done(&r2);
+  done(&r3);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) root = argv[1];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
@@ -552,6 +577,7 @@ int main(int argc, char **argv) {
       {"examples/causal_attention.lean", "causal_attention_4k"},
   };
   for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) run_timing(timed[i][0], timed[i][1]);
+  run_budget("examples/transformer_lm.lean", "lm_small", 100);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
