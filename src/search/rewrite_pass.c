@@ -53,7 +53,19 @@
  * a guard: a row whose |mean| rstd exceeds a bound (1000: an error of
  * 2.5e-4) flagged by the kernel, and its output recomputed by the safe
  * path (statistics first, then the normalized product, as the narrow
- * plan does) in a kernel that returns at once when no row is flagged. */
+ * plan does) in a kernel that returns at once when no row is flagged.
+ *
+ * Measured (session 20, H100, docs/BENCHMARKS.md; bench/exp/s20): at
+ * 8192 x 4096 x 4096 the default's two kernels take 0.430 ms (Triton; the
+ * normalizing kernel 43 us of it), the rules' chosen plan 0.573 and the
+ * one-kernel runner-up 0.561 (its product kernel 493 us against the plain
+ * product's 368: each of the 16 column blocks recomputes its rows' Welford
+ * pair; its weight kernels 61 us); at 16384 x 2048 x 2048 and
+ * 32768 x 1024 x 1024 the rules' plans are 1.3x to 4.4x slower still.  The
+ * one kernel can save at most the normalizing kernel, and its statistics
+ * cost three times that, so it would pay only with the statistics nearly
+ * free: computed once per row block (a kernel looping over the column
+ * blocks of its rows) or by warps the tensor cores leave idle. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
