@@ -66,9 +66,12 @@ typedef struct S {
   VEC(Group) groups;
   Cache *cache;
   int ncache, capcache;
+  int *slot;         /* open-addressed index of cache by key: -1 empty (nslot a power of 2, at most half full) */
+  int nslot;
   int *uses;
   double t0;
   Arena *scratch;    /* where each plan is built and priced (reset after each) */
+  Arena *lowering;   /* where each configuration of a kernel is lowered to be priced (reset after each) */
   bool cyclic;       /* the last plan built: two kernels read what the other stores (priced infinite) */
 } S;
 
@@ -372,9 +375,15 @@ static double price(S *s, Plan *p, PKernel *k) {
   one.kernels.data = &k;
   one.kernels.len = one.kernels.cap = 1;
   one.pricing = true;
+  /* the lowered program is priced and forgotten: built in an arena of its
+     own, emptied after (a kernel is priced in dozens of configurations) */
+  Arena *outer = s->g->ctx->arena;
+  s->g->ctx->arena = s->lowering;
   TileProgram *tp = tile_lower_plan(&one);
-  if (!tp || !tile_check(tp, NULL)) return INFINITY;
-  return cost_program(tp, s->gpu, NULL); /* with a split stream: its combine kernel too */
+  double t = tp && tile_check(tp, NULL) ? cost_program(tp, s->gpu, NULL) /* a split's combine kernel too */ : INFINITY;
+  s->g->ctx->arena = outer;
+  arena_reset(s->lowering);
+  return t;
 }
 
 /* Price k with the user's pipeline depth, or the deepest of 3 and 2
@@ -714,6 +723,32 @@ const char *search_stop_name(SearchStop st) {
 
 /* ---- the search ---- */
 
+/* ---- the price cache, by kernel key ---- */
+
+static int *cache_probe(const S *s, uint64_t key) {
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  for (int i = (int)(h >> 32) & (s->nslot - 1);; i = (i + 1) & (s->nslot - 1))
+    if (s->slot[i] < 0 || s->cache[s->slot[i]].key == key) return &s->slot[i];
+}
+
+static Cache *cache_find(const S *s, uint64_t key) {
+  if (!s->nslot) return NULL;
+  int c = *cache_probe(s, key);
+  return c >= 0 ? &s->cache[c] : NULL;
+}
+
+/* entry c (about to be s->ncache) is key's */
+static void cache_index(S *s, uint64_t key, int c) {
+  if (2 * (c + 1) > s->nslot) {
+    int n = s->nslot ? 2 * s->nslot : 256;
+    s->slot = arena_alloc(s->a, sizeof(int) * (size_t)n);
+    s->nslot = n;
+    for (int i = 0; i < n; i++) s->slot[i] = -1;
+    for (int i = 0; i < c; i++) *cache_probe(s, s->cache[i].key) = i;
+  }
+  *cache_probe(s, key) = c;
+}
+
 static double plan_cost(S *s, bool *all_ok) {
   Arena *home = s->g->ctx->arena;
   Arena *scratch = s->scratch;
@@ -743,9 +778,7 @@ static double plan_cost(S *s, bool *all_ok) {
       continue;
     }
     uint64_t key = kernel_key(k);
-    Cache *hit = NULL;
-    for (int c = 0; c < s->ncache; c++)
-      if (s->cache[c].key == key) hit = &s->cache[c];
+    Cache *hit = cache_find(s, key);
     if (!hit) {
       char why[200];
       double t = configure(s, p, k, why, sizeof why);
@@ -757,6 +790,7 @@ static double plan_cost(S *s, bool *all_ok) {
         s->cache = arena_realloc(home, s->cache, sizeof(Cache) * (size_t)s->capcache, sizeof(Cache) * (size_t)nc);
         s->capcache = nc;
       }
+      cache_index(s, key, s->ncache);
       hit = &s->cache[s->ncache++];
       hit->key = key;
       hit->cost = t;
@@ -1166,7 +1200,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
   S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds(),
-         .scratch = arena_new()};
+         .scratch = arena_new(), .lowering = arena_new()};
   s.gpu = o && o->gpu ? o->gpu : gpu_get(GPU_H200);
   s.group_of = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
   for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;
@@ -1309,7 +1343,10 @@ done:
   stats->seconds = ts_seconds() - s.t0;
   if (o && o->candidate > 0) {
     /* a runner-up asked for: its partition replaces the chosen one */
-    if (o->candidate > stats->ncands) return NULL;
+    if (o->candidate > stats->ncands) {
+      arena_free(s.lowering);
+      return NULL;
+    }
     const SearchCand *c = &stats->cands[o->candidate - 1];
     for (int i = 0; i < s.groups.len; i++) s.groups.data[i].alive = false;
     for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;
@@ -1349,5 +1386,6 @@ done:
     }
     k->cost = t;
   }
+  arena_free(s.lowering);
   return p;
 }
