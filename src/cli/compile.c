@@ -84,12 +84,26 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
               out->stats.sched_unmet, out->stats.sched_unmet == 1 ? "" : "s",
               out->stats.sched_unmet == 1 ? "its schedule" : "theirs");
     out->tp = tile_lower_plan(out->plan);
-    if (!out->tp) {
+    bool fixed = o->candidate || o->has_schedule || o->tuned; /* a plan the user asked for */
+    if (!out->tp || (!fixed && !tile_check(out->tp, NULL))) {
       for (int i = 0; i < out->plan->kernels.len; i++)
         if (out->plan->kernels.data[i]->why[0])
-          fprintf(stderr, "tilesmith: internal error: kernel %d: %s\n", i, out->plan->kernels.data[i]->why);
-      fprintf(stderr, "tilesmith: internal error: the searched plan could not be lowered\n");
-      return NULL;
+          fprintf(stderr, "tilesmith: %s: kernel %d: %s\n", fixed ? "internal error" : "note", i,
+                  out->plan->kernels.data[i]->why);
+      if (fixed) {
+        fprintf(stderr, "tilesmith: internal error: the searched plan could not be lowered\n");
+        return NULL;
+      }
+      /* a defect of the search (a plan its lowering cannot realize): the
+         program is still compiled, by the naive lowering, and it says so;
+         verify then checks that lowering, as opt emits it */
+      fprintf(stderr,
+              "tilesmith: warning: the searched plan for '%s' could not be lowered (a defect of the search); "
+              "the naive lowering is used instead\n",
+              o->entry);
+      out->plan = NULL;
+      out->g = out->orig;
+      out->tp = tile_lower(out->orig, dt);
     }
   }
   if (!tile_check(out->tp, stderr)) {

@@ -1,0 +1,1 @@
+tiles @FILE --entry avg_min_odd --grad
