@@ -85,7 +85,7 @@ TileProgram *compile_program(Opts *o, Graph *g, DType dt, Compiled *out) {
               out->stats.sched_unmet == 1 ? "its schedule" : "theirs");
     out->tp = tile_lower_plan(out->plan);
     bool fixed = o->candidate || o->has_schedule || o->tuned; /* a plan the user asked for */
-    if (!out->tp || (!fixed && !tile_check(out->tp, NULL))) {
+    if (!out->tp || (!fixed && !tile_check(out->tp, stderr))) {
       for (int i = 0; i < out->plan->kernels.len; i++)
         if (out->plan->kernels.data[i]->why[0])
           fprintf(stderr, "tilesmith: %s: kernel %d: %s\n", fixed ? "internal error" : "note", i,

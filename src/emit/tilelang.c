@@ -301,8 +301,27 @@ static bool kernel_copies(const Kernel *k) {
    its layout inference refuses ("fragment ... -> (32,)" errors, found on
    the backward modules of attention, SwiGLU and the transformer block).
    Such an operand is allocated in shared memory instead: the map then
-   writes it from the accumulator's own layout. */
-typedef struct TransRead { const TBuf *buf; bool hit; } TransRead;
+   writes it from the accumulator's own layout.  So is a fragment filled
+   so and then reduced by rows (a column sum of a product's result:
+   sum (max (a W1) (a W2)) (dim := 0), the gradient of a mean over rows):
+   TileLang gives it the transposed accumulator's layout, whose rows lie
+   across the warps, and then fails to lower the reduction ("ReduceOp
+   cannot lower a layout where a source index depends on a thread-owned
+   reduce segment") or reduces its rows one by one with the whole block;
+   from shared memory it copies the tile into a layout of its own choice
+   (a warp a row). */
+typedef struct TransRead { const Kernel *k; const TBuf *buf; bool hit, swapped; } TransRead;
+static bool acc_of(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  const TBuf **b = ud;
+  if (s->kind == ST_GEMM && s->dst == *b) *b = NULL;
+  return *b != NULL;
+}
+/* Is b a product's accumulator (its layout the product's)? */
+static bool gemm_accumulator(const Kernel *k, const TBuf *b) {
+  tile_walk(&k->body, acc_of, &b);
+  return b == NULL;
+}
 /* a tile read at [i, j], the map's own coordinates */
 static bool plain_ij(const SExpr *x) {
   return x->nidx == 2 && x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I && x->idx[1]->kind == SX_VAR &&
@@ -311,25 +330,32 @@ static bool plain_ij(const SExpr *x) {
 
 static void trans_read(const SExpr *x, void *ud) {
   TransRead *t = ud;
-  if (x->kind == SX_TILE && x->buf->scope == SCOPE_FRAGMENT && x->nidx == 2 && x->buf != t->buf && !plain_ij(x))
+  if (x->kind == SX_TILE && x->buf->scope == SCOPE_FRAGMENT && x->nidx == 2 && x->buf != t->buf && !plain_ij(x)) {
     t->hit = true;
+    /* rows and columns of a product's accumulator exchanged (not a row
+       or column broadcast; a loaded tile takes the layout the read asks) */
+    t->swapped |= (sexpr_uses_var(x->idx[0], TV_J) || sexpr_uses_var(x->idx[1], TV_I)) && gemm_accumulator(t->k, x->buf);
+  }
 }
-typedef struct TransOp { const TBuf *buf; bool gemm, trans; } TransOp;
+typedef struct TransOp { const Kernel *k; const TBuf *buf; bool gemm, acc, trans, swapped, reduced; } TransOp;
 static bool trans_op(const Stmt *s, int depth, void *ud) {
   (void)depth;
   TransOp *t = ud;
   if (s->kind == ST_GEMM && (s->a == t->buf || s->b == t->buf)) t->gemm = true;
+  if (s->kind == ST_GEMM && s->dst == t->buf) t->acc = true;
+  if (s->kind == ST_REDUCE && s->a == t->buf) t->reduced = true;
   if (s->kind == ST_MAP && s->dst == t->buf) {
-    TransRead r = {.buf = t->buf};
+    TransRead r = {.k = t->k, .buf = t->buf};
     sexpr_walk(s->value, trans_read, &r);
     t->trans |= r.hit;
+    t->swapped |= r.swapped;
   }
   return true;
 }
 static bool transposed_operand(const Kernel *k, const TBuf *t) {
-  TransOp o = {.buf = t};
+  TransOp o = {.k = k, .buf = t};
   tile_walk(&k->body, trans_op, &o);
-  return o.gemm && o.trans;
+  return (o.trans && o.gemm) || (o.swapped && o.reduced && !o.acc);
 }
 
 /* A map T.copy can do (see tl_copy). */
@@ -553,12 +579,19 @@ static void tl_list(Emit *e, const StmtList *l, const char *ind) {
   for (int i = 0; i < l->len; i++) tl_stmt(e, l->data[i], ind);
 }
 
-static void fragment(Emit *e, const char *name, const char *suffix, const Shape *sh) {
+static Scope emitted_scope(const Emit *e, const Kernel *k, const TBuf *t);
+
+static void scratch_tile(Emit *e, const char *name, const char *suffix, const Shape *sh, bool shared) {
+  const char *alloc = shared ? "shared" : "fragment";
   if (sh->rank == 1)
-    emit_printf(e, "        %s%s = T.alloc_fragment((%lld,), \"float32\")\n", name, suffix, (long long)sh->d[0].n);
+    emit_printf(e, "        %s%s = T.alloc_%s((%lld,), \"float32\")\n", name, suffix, alloc, (long long)sh->d[0].n);
   else
-    emit_printf(e, "        %s%s = T.alloc_fragment((%lld, %lld), \"float32\")\n", name, suffix, (long long)sh->d[0].n,
-                (long long)sh->d[1].n);
+    emit_printf(e, "        %s%s = T.alloc_%s((%lld, %lld), \"float32\")\n", name, suffix, alloc,
+                (long long)sh->d[0].n, (long long)sh->d[1].n);
+}
+
+static void fragment(Emit *e, const char *name, const char *suffix, const Shape *sh) {
+  scratch_tile(e, name, suffix, sh, false);
 }
 
 /* The fragments the NaN check of each amax/amin reduce uses (once per pair
@@ -572,7 +605,10 @@ static bool declare_nan(const Stmt *s, int depth, void *ud) {
   for (int i = 0; i < nb->n; i++)
     if (nb->seen[i]->a == s->a && nb->seen[i]->dst == s->dst) return true;
   if (nb->n < 64) nb->seen[nb->n++] = s;
-  fragment(nb->e, s->a->name, "_nan", &s->a->shape);
+  /* beside a source moved to shared memory, in shared memory too: its
+     reduction then gets the layout TileLang gives the source's (a column
+     maximum: both row results in one layout, each row on a warp) */
+  scratch_tile(nb->e, s->a->name, "_nan", &s->a->shape, emitted_scope(nb->e, nb->e->k, s->a) == SCOPE_SHARED);
   fragment(nb->e, s->dst->name, "_nan", &s->dst->shape);
   return true;
 }
@@ -740,10 +776,45 @@ static void find_shared_a_operands(Emit *e, const Kernel *k) {
   free(g);
 }
 
+/* A 2-D fragment of fewer elements than the block has threads, only
+   written by maps and read by a map into a shared tile (a column of row
+   statistics loaded in a product's K loop and read along the rows of a
+   scaled operand).  TileLang 0.1.15 gives such a fragment to some of the
+   threads, partitions the loop that reads it over those threads only and
+   puts a __syncthreads() inside that `if`: a kernel that never ends
+   (info_nce_big's backward k13, [1, 128] in a 256-thread block).  In
+   shared memory it links no layout; the rank-1 ones are staged instead
+   (find_staged). */
+typedef struct SmallFrag { const TBuf *t; bool into_shared, other; } SmallFrag;
+static void small_frag_read(const SExpr *x, void *ud) {
+  SmallFrag *f = ud;
+  if (x->kind == SX_TILE && x->buf == f->t) f->into_shared = true;
+}
+static void small_frag_reads(const SExpr *x, void *ud) { sexpr_walk(x, small_frag_read, ud); }
+static bool small_frag_stmt(const Stmt *s, int depth, void *ud) {
+  (void)depth;
+  SmallFrag *f = ud;
+  if (s->kind == ST_GEMM || s->kind == ST_REDUCE)
+    f->other |= s->dst == f->t || s->a == f->t || s->b == f->t;
+  if (s->kind == ST_FILL) f->other |= s->dst == f->t;
+  if (s->kind == ST_MAP && s->dst->scope == SCOPE_SHARED && s->dst != f->t) stmt_exprs(s, small_frag_reads, f);
+  return true;
+}
+static bool small_fragment_into_shared(const Kernel *k, const TBuf *t) {
+  if (t->scope != SCOPE_FRAGMENT || t->shape.rank != 2 || t->shape.d[0].n * t->shape.d[1].n >= k->threads) return false;
+  SmallFrag f = {.t = t};
+  tile_walk(&k->body, small_frag_stmt, &f);
+  return f.into_shared && !f.other;
+}
+
 /* where a tile buffer lives in the module: the tile IR's scope, but for
-   the product operands written to shared memory instead of registers */
+   the product operands written to shared memory instead of registers and
+   the small fragments read into shared tiles */
 static Scope emitted_scope(const Emit *e, const Kernel *k, const TBuf *t) {
-  return t->scope == SCOPE_FRAGMENT && (transposed_operand(k, t) || shared_a_operand(e, t)) ? SCOPE_SHARED : t->scope;
+  return t->scope == SCOPE_FRAGMENT &&
+                 (transposed_operand(k, t) || shared_a_operand(e, t) || small_fragment_into_shared(k, t))
+             ? SCOPE_SHARED
+             : t->scope;
 }
 
 typedef struct Fills { const Emit *e; bool hit; } Fills;
@@ -825,12 +896,19 @@ static bool rt_check(const Stmt *s, int depth, void *ud) {
   bool two_d = st.group >= 0 || (s->kind == ST_MAP && s->dst->scope == SCOPE_FRAGMENT && s->dst->shape.rank == 2);
   bool into = st.group >= 0 && rg_find(t->g, st.group) == t->grp;
   if (st.overflow && two_d) t->bad = true;
+  /* a statement over no 2-D fragment that reads the group's row results
+     beside other rank-1 fragments: their layouts meet in its loop (a
+     store of S0 / S1, S0 reduced from a product's accumulator and S1
+     from the group: "no available layout found") */
+  bool some = false, other = false;
   for (int q = 0; q < st.nr1; q++) {
     if (staged_at(t->e, st.r1[q], t->top)) continue;
     int i = rt_index(t, st.r1[q], false);
     bool tainted = i >= 0 && t->taint[i];
     if (into ? !tainted : two_d && tainted) t->bad = true;
+    some |= tainted, other |= !tainted;
   }
+  if (some && other) t->bad = true;
   return true;
 }
 

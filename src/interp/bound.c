@@ -35,7 +35,8 @@
  *                power of an interval around 0) e is infinite unless r
  *                bounds it; tanh, erf and sigmoid are capped by their range.
  *   comparison   a boolean's bound is 1 when it could flip (|a - b| <=
- *                e_a + e_b, its operands' intervals overlap), else 0; a
+ *                C (e_a + e_b), C = INTERP_BOUND_C for operations that
+ *                are faithfully rounded, not correctly), else 0; a
  *                select on a condition that could flip is off by at most
  *                |x - y| + max(e_x, e_y), else it has its branch's bound.
  *                Integer and index values are exact (iota, index inputs).
@@ -364,7 +365,10 @@ static double flips(double a, double b, double ea, double eb) {
   if (isnan(a) || isnan(b)) return 1;
   double d = a - b;
   if (isnan(d)) return isfinite(ea) && isfinite(eb) ? 0 : 1; /* the same infinity on both sides */
-  return ea + eb > 0 && !(fabs(d) > ea + eb) ? 1 : 0;
+  /* within INTERP_BOUND_C times the operands' bounds: a math function
+     that errs by up to an ulp (tanhf beside a maximum of the same values
+     computed by another kernel) may tie where float64 does not */
+  return ea + eb > 0 && !(fabs(d) > INTERP_BOUND_C * (ea + eb)) ? 1 : 0;
 }
 
 /* The operands' values (v), absolute (e) and relative (r) bounds. */

@@ -77,6 +77,11 @@ void exec32_run_io(Graph *g, Tensor **inputs, Node *const *targets, int n, Tenso
    target's value (caller frees) or unwinds, freeing everything. */
 Tensor *interp_bound(Graph *g, Tensor **inputs, Tensor **given, const Node *target, const double *u,
                      const double *uacc, Tensor **bound);
+/* The bound is rigorous to first order for correctly rounded operations;
+   this multiple of it covers faithfully rounded ones (math functions that
+   err by up to one ulp, 2u): what verify tolerates, and the margin within
+   which a comparison is taken to be able to flip. */
+#define INTERP_BOUND_C 2.0
 
 /* Fill random inputs for every graph input not given, by the rule of
    ir/inputs.c: normal(0, 1) for real inputs, normal(0, 1/fan_in) for a

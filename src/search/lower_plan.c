@@ -1912,7 +1912,9 @@ TileProgram *tile_lower_plan(Plan *p) {
   for (int ki = 0; ki < p->kernels.len; ki++) {
     PKernel *pk = p->kernels.data[ki];
     if (pk->naive) {
-      tile_lower_node(tp, pk->root);
+      /* the node stored: the reshape a fused kernel would have stored its
+         root through (a naive kernel computes the reshape itself) */
+      tile_lower_node(tp, plan_naive_node(pk));
       continue;
     }
     LP L = {.a = g->ctx->arena, .g = g, .p = p, .tp = tp, .pk = pk, .nn = g->nnodes, .pass = -1, .want_row = -1};

@@ -34,6 +34,10 @@ PKernel *plan_kernel_new(Plan *p, const Node *root) {
   return k;
 }
 
+const Node *plan_naive_node(const PKernel *k) {
+  return k->views.len && k->views.data[0] ? k->views.data[0] : k->root;
+}
+
 Plan *plan_naive(Graph *g, DType dt) {
   Plan *p = plan_new(g, dt);
   int *uses = tile_use_counts(g);

@@ -136,6 +136,10 @@ typedef struct Plan {
                           kernel's blocks are sized to give each work; 0 before a search */
 } Plan;
 
+/* The node a naive kernel k computes and stores: the reshape its root is
+   stored through (a view), else its root. */
+const Node *plan_naive_node(const PKernel *k);
+
 /* The naive plan: one kernel per materialized node, as lower.c lowers it. */
 Plan *plan_naive(Graph *g, DType dt);
 /* An empty plan, and a new kernel appended to it (plan.c). */

@@ -415,7 +415,7 @@ static bool naive_ok(const Plan *p, const Node *n, bool top) {
 }
 
 static double price_naive(S *s, Plan *p, PKernel *k) {
-  if (!naive_ok(p, k->outs.data[0], true)) return INFINITY;
+  if (k->outs.len != 1 || !naive_ok(p, plan_naive_node(k), true)) return INFINITY;
   bool was = k->naive;
   k->naive = true;
   Plan one = *p;
@@ -1381,8 +1381,9 @@ done:
     }
     if (!isfinite(t)) {
       /* not realizable fused: the naive rules (a kernel the naive lowering has) */
-      k->naive = k->outs.len == 1 && naive_ok(p, k->outs.data[0], true);
+      k->naive = k->outs.len == 1 && naive_ok(p, plan_naive_node(k), true);
       snprintf(k->why, sizeof k->why, "%s", why);
+      if (k->naive) t = price_naive(&s, p, k);
     }
     k->cost = t;
   }

@@ -247,6 +247,8 @@ typedef void (*ExprVisit)(const SExpr *e, void *ud);
 void stmt_exprs(const Stmt *s, ExprVisit fn, void *ud);
 /* fn on e and every subexpression of it (indices and operands), pre-order. */
 void sexpr_walk(const SExpr *e, ExprVisit fn, void *ud);
+/* Does e or any subexpression of it use the variable? */
+bool sexpr_uses_var(const SExpr *e, TVar v);
 /* Does any expression of s (not nested statements) use the variable? */
 bool stmt_uses_var(const Stmt *s, TVar v);
 /* Does the kernel have a statement of this kind anywhere? */

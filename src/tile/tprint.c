@@ -71,6 +71,12 @@ static void var_use(const SExpr *e, void *ud) {
 
 static void var_use_tree(const SExpr *e, void *ud) { sexpr_walk(e, var_use, ud); }
 
+bool sexpr_uses_var(const SExpr *e, TVar v) {
+  VarUse u = {v, false};
+  sexpr_walk(e, var_use, &u);
+  return u.hit;
+}
+
 bool stmt_uses_var(const Stmt *s, TVar v) {
   VarUse u = {v, false};
   stmt_exprs(s, var_use_tree, &u);

@@ -92,7 +92,6 @@
 
 #define MAX_NATS 32
 #define WORK_BUDGET 3.0e7
-#define BOUND_C 2.0 /* the multiple of the error bound tolerated (see Tolerances) */
 
 const char *verify_input_name(VerifyInput k) {
   switch (k) {
@@ -192,12 +191,12 @@ typedef struct Cmp {
   double got, want, tol, bound;
   double worst;        /* largest err/tol */
   int64_t elements;    /* real elements compared with a finite reference (or an unbounded one out of range) ... */
-  int64_t unverifiable; /* ... and those where BOUND_C * bound > |want| and > rtol * (|want| + scale) */
+  int64_t unverifiable; /* ... and those where INTERP_BOUND_C * bound > |want| and > rtol * (|want| + scale) */
 } Cmp;
 
 static bool near_max(double v, double mx, double rtol) { return fabs(v) >= mx * (1 - 2 * rtol); }
 
-/* got against want: |got - want| <= rtol * (|want| + scale) + BOUND_C *
+/* got against want: |got - want| <= rtol * (|want| + scale) + INTERP_BOUND_C *
    bound (bound NULL: none) + the smallest subnormal. */
 static void compare(const Tensor *got, const Tensor *want, const Tensor *bound, DType dt, double rtol, Cmp *c) {
   memset(c, 0, sizeof *c);
@@ -216,7 +215,7 @@ static void compare(const Tensor *got, const Tensor *want, const Tensor *bound, 
       if (isfinite(want->data[e]) && fabs(want->data[e]) > rowmax) rowmax = fabs(want->data[e]);
     double scale = rowmax > rms ? rowmax : rms;
     for (int64_t e = row; e < row + len && e < n; e++) {
-      double g = got->data[e], w = want->data[e], bnd = bound ? BOUND_C * bound->data[e] : 0;
+      double g = got->data[e], w = want->data[e], bnd = bound ? INTERP_BOUND_C * bound->data[e] : 0;
       double tol = rtol * (fabs(w) + scale) + bnd + tiny, ratio;
       bool ok;
       double wr = dtype_round(dt, w);

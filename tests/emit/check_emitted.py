@@ -121,6 +121,10 @@ SMALL = [
     # a row vector loaded before the product loop and read in it: a rank-1
     # fragment there once lowered to a barrier half the block skips
     ("tests/emit/shared_tiles.lean", "rowMix", "M=512,K=512,N=512"),
+    # reductions over the rows of a product's result (axis 0): the reduced
+    # tile reads the accumulator transposed, through shared memory
+    ("tests/emit/shared_tiles.lean", "colSumMax", "M=100,K=37,N=300"),
+    ("tests/emit/shared_tiles.lean", "colLogSoftmaxMm", "M=100,K=37,N=300"),
     # a product's columns fewer than 16 and reduced as rows (a softmax over
     # 10 or 4 classes): the tile is padded to 16 and masked
     ("tests/emit/small_products.lean", "classProbs", "M=37,K=64,N=10"),

@@ -23,3 +23,15 @@ to shared memory, and every lowered kernel is searched for such a barrier. -/
 def rowMix (M K N : Nat) (x : Tensor [M, K]) (y : Tensor [M, K]) (r : Tensor [M, 1]) (w : Param [K, N]) :
     Tensor [M, N] :=
   (x + y * r + x * (r * r)) ⬝ w
+
+/-- Sums and maxima over the rows of a product's result (a reduction over
+axis 0): the reduced tile reads the accumulator transposed.  TileLang 0.1.15
+gave it the transposed accumulator's layout and could not lower the
+reduction ("ReduceOp cannot lower a layout where a source index depends on a
+thread-owned reduce segment", held-out programs of session 20); it is now
+written to shared memory, and its NaN check beside it. -/
+def colSumMax (M K N : Nat) (a : Tensor [M, K]) (W1 W2 : Param [K, N]) : Tensor [1, N] :=
+  sum (max (a ⬝ W1) (a ⬝ W2)) (dim := 0)
+
+def colLogSoftmaxMm (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] :=
+  logSoftmax (a ⬝ b) (dim := -2)
