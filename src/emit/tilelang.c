@@ -986,6 +986,27 @@ static bool copies_in_pipeline(const Emit *e, const StmtList *l, bool in_loop) {
   return false;
 }
 
+/* Does the kernel have a top-level loop whose loads are copies beside one
+   whose threads fill a shared tile (so loads element-wise)?  TileLang
+   0.1.15 splits the block into a producer and consumers for the first and
+   runs the second in the consumers: info_nce_big's backward k15 (a row
+   sum accumulated over a T.copy loop, then a product whose A tile it
+   scales) gave other results at every launch on an H100 (its row sums off
+   by up to 3e-3), and loaded element-wise it was deterministic and as
+   accurate as Triton's (bench/exp/s21/check3.sh).  Such a kernel loads
+   element-wise throughout. */
+static bool mixed_pipelines(const Emit *e, const Kernel *k) {
+  bool copies = false, fills = false;
+  for (int i = 0; i < k->body.len; i++) {
+    const Stmt *s = k->body.data[i];
+    if (s->kind != ST_LOOP) continue;
+    StmtList one = {.data = &k->body.data[i], .len = 1};
+    if (copies_in_pipeline(e, &one, false)) copies = true;
+    else if (!loop_copies(e, s, false)) fills = true;
+  }
+  return copies && fills;
+}
+
 /* ---- a product's result stored through shared memory ----
    A kernel whose loops load by T.copy (TMA) and that ends by storing a 2-D
    tile of its product, unmasked, into a rectangle of a 16-bit global (the
@@ -1096,6 +1117,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
      pipelined (cp.async needs a constant trip count), and the cost model
      does not know it; unmeasured (causal qk-norm attention) */
   bool pipelined = !e->no_copy && copies_in_pipeline(e, &k->body, false);
+  if (pipelined && mixed_pipelines(e, k)) e->no_copy = true, pipelined = false;
   if (annotate_row_layouts(e, k, pipelined) && pipelined) e->no_copy = true;
   for (int i = 0; i < k->body.len; i++) {
     /* each staged fragment is copied before the first statement that reads its copy */

@@ -66,6 +66,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools", "toolchain"))
 import sm90a  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checklib import mixed_pipelines  # noqa: E402
+
 # small instances of the generic definitions (the same as tests/crosscheck.py)
 SMALL = [
     ("examples/attention.lean", "attention", "B=2,H=2,N=8,D=4"),
@@ -425,6 +428,24 @@ def fragment_layouts_wrong(src):
     return bad
 
 
+MIXED = """
+@T.prim_func
+def k0_mixed(
+    x: T.Tensor((64, 256), "bfloat16"),
+):
+    with T.Kernel(1, 1, 1, threads=256) as (bx, by, bz):
+        X = T.alloc_shared((64, 64), "bfloat16")
+        A = T.alloc_shared((64, 64), "bfloat16")
+        for k in T.Pipelined(4, num_stages=3):
+            T.copy(x[0:64, (k * 64):(k * 64) + 64], X)
+        for k in T.Pipelined(4, num_stages=3):
+            for i, j in T.Parallel(64, 64):
+                A[i, j] = T.Cast("bfloat16", (T.Cast("float32", x[i, ((k * 64) + j)]) * T.float32(2)))
+
+PRIM_FUNCS = {}
+"""
+
+
 def tilelang_lower_all(mod, label, nvcc):
     """Lower every prim_func for sm_90a and search the CUDA for a barrier that
     only some threads reach (the module's _ts_divergent_barriers, itself
@@ -447,6 +468,14 @@ def tilelang_lower_all(mod, label, nvcc):
                  pipelined_copy(after))
         report("passed" if found == (True, False, False) else "failed",
                "tilelang: the search for T.copy in a pipelined loop", f"found {found}, expected (True, False, False)")
+        plain = MIXED.replace('T.Cast("bfloat16", (T.Cast("float32", x[i, ((k * 64) + j)]) * T.float32(2)))',
+                              "x[i, ((k * 64) + j)]")
+        found = (mixed_pipelines(MIXED), mixed_pipelines(plain))
+        report("passed" if found == (["k0_mixed"], []) else "failed",
+               "tilelang: the search for a T.copy loop beside a thread-filled one", f"found {found}")
+    mixed = mixed_pipelines(open(mod.__file__).read())
+    report("failed" if mixed else "passed", f"tilelang {label}: no kernel mixes T.copy and thread-filled loops",
+           f"{mixed}" if mixed else "")
     wrong = fragment_layouts_wrong(open(mod.__file__).read())
     report("failed" if wrong else "passed", f"tilelang {label}: fragment layouts one-to-one",
            f"not one-to-one: {wrong}" if wrong else "")

@@ -35,3 +35,20 @@ def colSumMax (M K N : Nat) (a : Tensor [M, K]) (W1 W2 : Param [K, N]) : Tensor 
 
 def colLogSoftmaxMm (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] :=
   logSoftmax (a ⬝ b) (dim := -2)
+
+/-- A contrastive loss (held out in session 20).  Its backward pass at
+B=4096, D=1024, E=256 has a kernel that accumulates a row sum over a loop
+whose loads TileLang would copy (T.copy, a producer and consumers) and then
+computes a product's operand from it in a second loop: on an H100 that
+kernel gave other sums at every launch until such kernels loaded
+element-wise (tests/emit/check_grad_modules.py checks the module's source);
+its k13 had a [1, 128] fragment that hung the block until small loaded
+fragments went to shared memory. -/
+def infoNCE (B D E : Nat) (x y : Tensor [B, D]) (Wx Wy : Param [D, E]) : Tensor [1, 1] :=
+  let a := x ⬝ Wx
+  let b := y ⬝ Wy
+  let a := a * rsqrt (sum (a * a) + 1e-6)
+  let b := b * rsqrt (sum (b * b) + 1e-6)
+  let s := (a ⬝ bᵀ) * 10.0
+  let diag := cast (reshape (iota B) [B, 1] == reshape (iota B) [1, B])
+  0 - mean (sum (diag * logSoftmax s)) (dim := 0)

@@ -35,12 +35,14 @@ print("first run:", mod.compare(out, ref))
 for name, k, a in launches:
     tensors = [t for t in a if isinstance(t, torch.Tensor)]
     base = [t.clone() for t in tensors]
-    same, worst = True, 0.0
+    same, worst, which = True, 0.0, set()
     for _ in range(reps):
         k(*a)
         torch.cuda.synchronize()
-        for t, b in zip(tensors, base):
+        for q, (t, b) in enumerate(zip(tensors, base)):
             if not torch.equal(t, b):
                 same = False
+                which.add(q)
                 worst = max(worst, float((t.double() - b.double()).abs().nan_to_num(0).max()))
-    print(f"{name}: {'deterministic' if same else 'DIFFERS between launches, by up to %g' % worst}", flush=True)
+    print(f"{name}: {'deterministic' if same else 'DIFFERS between launches, by up to %g (arguments %s)' % (worst, sorted(which))}",
+          flush=True)
