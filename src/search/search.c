@@ -69,7 +69,7 @@ typedef struct S {
   int *slot;         /* open-addressed index of cache by key: -1 empty (nslot a power of 2, at most half full) */
   int nslot;
   int *uses;
-  double t0;
+  double t0, cpu0; /* wall clock and this thread's CPU time at the start (the time limit counts CPU time) */
   Arena *scratch;    /* where each plan is built and priced (reset after each) */
   Arena *lowering;   /* where each configuration of a kernel is lowered to be priced (reset after each) */
   bool cyclic;       /* the last plan built: two kernels read what the other stores (priced infinite) */
@@ -1199,7 +1199,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds(),
+  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds(), .cpu0 = ts_cpu_seconds(),
          .scratch = arena_new(), .lowering = arena_new()};
   s.gpu = o && o->gpu ? o->gpu : gpu_get(GPU_H200);
   s.group_of = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
@@ -1233,7 +1233,7 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
     bool improved = false;
     stats->sweeps++;
     for (int i = s.nn - 1; i >= 0; i--) {
-      if (stats->kernels_priced >= budget || ts_seconds() - s.t0 > limit) {
+      if (stats->kernels_priced >= budget || ts_cpu_seconds() - s.cpu0 > limit) {
         stats->stop = stats->kernels_priced >= budget ? STOP_BUDGET : STOP_TIME;
         goto done;
       }

@@ -34,8 +34,9 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen);
    kernel's configurations lowered and priced), so where the search stops
    depends on the program and the budget alone, not on the machine or its
    load: the plan is deterministic.  The time limit only guards against a
-   budget no machine gets through (it stops at a load-dependent point, and
-   says so).  lm_medium, the largest example, prices 1166 kernels (5 s on
+   budget no machine gets through; it counts the search thread's CPU
+   seconds, so a loaded machine (CI beside other jobs) does not reach it
+   sooner, but where it stops still depends on the machine, and it says so.  lm_medium, the largest example, prices 1166 kernels (5 s on
    one core). */
 #define SEARCH_BUDGET 4000
 #define SEARCH_SECONDS 60.0
@@ -44,7 +45,7 @@ typedef struct SearchOpts {
   const Gpu *gpu;       /* NULL: the H200 */
   const Schedule *sched; /* NULL: the cost model chooses every schedule */
   int budget;           /* kernel configurations the search may price (0: SEARCH_BUDGET) */
-  double seconds;       /* time limit, a safety net (0: SEARCH_SECONDS) */
+  double seconds;       /* time limit in CPU seconds, a safety net (0: SEARCH_SECONDS) */
   int max_sweeps;       /* 0: 20 */
   int candidate;        /* 0: the cheapest plan; k > 0: the k-th runner-up instead (stats->cands[k - 1]) */
 } SearchOpts;

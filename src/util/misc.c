@@ -231,6 +231,12 @@ double ts_seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+double ts_cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 double idiv_euclid(double a, double b) {
   int64_t x = (int64_t)a, y = (int64_t)b;
   if (y == 0) return 0;

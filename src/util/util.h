@@ -136,6 +136,8 @@ typedef struct Json {
 } Json;
 /* Seconds on a monotonic clock (differences time a run). */
 double ts_seconds(void);
+/* the calling thread's CPU time, seconds: a limit on it does not move with the machine's load */
+double ts_cpu_seconds(void);
 /* Lean's Int division (Euclidean: the remainder is in [0, |b|); a / 0 = 0)
    of two integers held in doubles: idiv's meaning, for every evaluator. */
 double idiv_euclid(double a, double b);
