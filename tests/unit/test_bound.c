@@ -210,14 +210,17 @@ TEST(bound_binary_ops_against_float32) {
 
 TEST(bound_compare_that_may_flip_widens_select) {
   /* r = select(a > b, a, b) with a, b carrying float32 error: where a and b
-     are within their errors the comparison may flip (bound 1) and r may be
-     either branch; elsewhere r has its branch's bound */
+     are within INTERP_BOUND_C times their errors the comparison may flip
+     (bound 1: a faithfully rounded operation may err by twice the bound)
+     and r may be either branch; elsewhere r has its branch's bound.  Some
+     pairs lie between once and twice the bounds apart (band). */
   enum { N = 256 };
   BEnv e;
   benv_init(&e);
   double x[N], y[N], got[N];
   spread(x, N, -10, 10, 5);
-  for (int i = 0; i < N; i++) y[i] = i % 4 == 0 ? x[i] * (1 + 1e-9) : i % 4 == 1 ? x[i] : -x[i] + 1;
+  for (int i = 0; i < N; i++)
+    y[i] = i % 4 == 0 ? x[i] * (1 + 1e-9) : i % 4 == 1 ? x[i] : i % 4 == 2 ? x[i] * (1 + 2.5e-7) : -x[i] + 1;
   Node *ix = input(&e, "x", SHAPE(N)), *iy = input(&e, "y", SHAPE(N));
   Node *a = ir_binary(e.g, OP_MUL, ix, ir_const(e.g, 0.1, P0), P0);
   Node *b = ir_binary(e.g, OP_MUL, iy, ir_const(e.g, 0.1, P0), P0);
@@ -228,11 +231,13 @@ TEST(bound_compare_that_may_flip_widens_select) {
   Tensor *vc = bounded(&e, gt, ins, NULL, &bc), *vr = bounded(&e, r, ins, NULL, &br);
   Tensor *va = bounded(&e, a, ins, NULL, &ba), *vb = bounded(&e, b, ins, NULL, &bb);
   REQUIRE(vc && vr && va && vb);
-  int flips = 0;
+  int flips = 0, band = 0;
   for (int i = 0; i < N; i++) {
     double a32 = f32(x[i] * f32(0.1)), b32 = f32(y[i] * f32(0.1));
     got[i] = a32 > b32 ? a32 : b32;
-    bool near = fabs(va->data[i] - vb->data[i]) <= ba->data[i] + bb->data[i];
+    double d = fabs(va->data[i] - vb->data[i]);
+    bool near = d <= INTERP_BOUND_C * (ba->data[i] + bb->data[i]);
+    band += near && d > ba->data[i] + bb->data[i];
     CHECK(bc->data[i] == (near ? 1 : 0));
     flips += near;
     if (near) CHECK(br->data[i] >= fabs(va->data[i] - vb->data[i]));
@@ -240,6 +245,7 @@ TEST(bound_compare_that_may_flip_widens_select) {
                br->data[i] == (vc->data[i] != 0 ? ba->data[i] : bb->data[i]));
   }
   CHECK(flips >= N / 4 && flips < N);
+  CHECK(band > 0);
   check_bound("select", got, vr, br, 0);
   Tensor *all[] = {vc, bc, vr, br, va, ba, vb, bb, ins[0], ins[1]};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
