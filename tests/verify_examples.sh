@@ -55,6 +55,7 @@ tests/emit/small_products.lean qkNormAttention B=1,H=1,N=4096,D=64
 tests/emit/small_products.lean rowScaledSoftmax M=2,N=100000
 tests/emit/small_products.lean twoExp M=2,N=100000
 tests/emit/small_products.lean sameExpTwice M=2,N=100000
+tests/emit/small_products.lean attnMeanPool B=3,N=37,D=24,C=10
 CASES
   while read -r f e sizes; do
     one "$f $e --grad [$sizes]" --grad "$f" --entry "$e" --size "$sizes"

@@ -70,3 +70,12 @@ def twoSumMatmul (M K N : Nat) (x : Tensor [M, K]) (W : Param [K, N]) : Tensor [
 
 def l1_matmul_big := l1Matmul 4096 4096 4096
 def min_shifted_matmul_big := minShiftedMatmul 4096 4096 4096
+
+/-- Attention whose output is averaged over the queries (held out in
+session 21): the flash kernel reduces its output tile into a float32
+temporary, so the bfloat16 rounding of its probabilities, which the
+stream law leaves on the unnormalized exponentials, is all verify's
+tolerance has for it (the bound once missed it: 10 of 30 trials failed). -/
+def attnMeanPool (B N D C : Nat) (q k v : Tensor [B, N, D]) (W : Param [D, C]) : Tensor [B, C] :=
+  let o := softmax ((q ⬝ kᵀ) / sqrt D) ⬝ v
+  reshape (mean o (dim := 1)) [B, D] ⬝ W
