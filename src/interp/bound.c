@@ -44,7 +44,9 @@
  *                the worst case of recursive summation (Higham's gamma_n);
  *                terms of one sign keep a relative bound, those with only
  *                an absolute one counted as their share of the sum.
- *   amax, amin   the largest bound over the row (max is 1-Lipschitz).
+ *   amax, amin   the computed maximum lies in [max(t - e), max(t + e)]
+ *                over the row (minimum alike): the bound is that interval's
+ *                reach from the value, at most the row's largest bound.
  *   matmul       sum_k (|a_k| e_bk + e_ak |b_k| + e_ak e_bk) +
  *                K*uacc*sum_k |a_k b_k| + K*η + u*|v|: three products (BLAS
  *                dgemm through the interpreter's own matmul) of |A|, |B|
@@ -443,6 +445,12 @@ static void bound_reduce(const Node *n, const Ops *o, const Tensor *V, Tensor *E
   for (int64_t oo = 0; oo < outer; oo++)
     for (int64_t i = 0; i < inner; i++) {
       double se = 0, sa = 0, emax = 0, rmax = 0, rfin = 0, eunder = 0;
+      /* amax: the computed maximum lies in [max (t - e), max (t + e)]
+         (amin: [min (t - e), min (t + e)]), so only the terms that can
+         reach the extremum count (a masked -1e9 with an error of 64 does
+         not widen a row's maximum of O(1) values) */
+      double top = -INFINITY, bot = -INFINITY;
+      if (n->op == OP_AMIN) top = bot = INFINITY;
       bool finite = true, pos = true, neg = true;
       for (int64_t k = 0; k < len; k++) {
         int64_t at = (oo * len + k) * inner + i;
@@ -454,6 +462,8 @@ static void bound_reduce(const Node *n, const Ops *o, const Tensor *V, Tensor *E
         sa += isfinite(t) ? fabs(t) : 0;
         emax = fmax(emax, et);
         rmax = fmax(rmax, rt);
+        if (n->op == OP_AMAX) top = fmax(top, t + et), bot = fmax(bot, t - et);
+        if (n->op == OP_AMIN) top = fmin(top, t + et), bot = fmin(bot, t - et);
         /* terms with only an absolute bound (they may have underflowed)
            join the relative bound of the rest as their share of the sum */
         if (isfinite(rt)) rfin = fmax(rfin, rt);
@@ -471,7 +481,12 @@ static void bound_reduce(const Node *n, const Ops *o, const Tensor *V, Tensor *E
       else if (n->op == OP_SUM) /* terms of one sign: within their largest relative bound, plus accumulation */
         b = rounded(u, v, (Eb){se + nu * sa + (uacc > 0 ? (double)len * underflow(uacc) : 0),
                                (pos || neg) && nu < 1 ? rmax - log1p(-nu) : INFINITY});
-      else b = rounded(u, v, (Eb){emax, pos || neg ? rmax : INFINITY});
+      else {
+        /* within the interval's reach of v; emax where it says nothing finer
+           (an infinite or NaN term) */
+        double reach = fmax(top - v, v - bot);
+        b = rounded(u, v, (Eb){isnan(reach) || reach > emax ? emax : reach, pos || neg ? rmax : INFINITY});
+      }
       E->data[oo * inner + i] = b.e;
       R->data[oo * inner + i] = b.r;
     }

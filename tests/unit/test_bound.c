@@ -269,20 +269,50 @@ TEST(bound_sum_and_amax_against_float32) {
   Tensor *vs = bounded(&e, s, &t, NULL, &bs), *vm = bounded(&e, m, &t, NULL, &bm), *va = bounded(&e, a, &t, NULL, &ba);
   REQUIRE(vs && vm && va);
   for (int r = 0; r < R; r++) {
-    double acc = 0, best = -INFINITY, emax = 0;
+    double acc = 0, best = -INFINITY, emax = 0, top = -INFINITY, bot = -INFINITY;
     for (int k = 0; k < K; k++) {
-      double t32 = f32(x[r * K + k] * f32(0.1));
+      double t32 = f32(x[r * K + k] * f32(0.1)), v = va->data[r * K + k], ek = ba->data[r * K + k];
       acc = f32(acc + t32); /* float32 accumulation, one term at a time */
       best = t32 > best ? t32 : best;
-      emax = fmax(emax, ba->data[r * K + k]);
+      emax = fmax(emax, ek);
+      top = fmax(top, v + ek), bot = fmax(bot, v - ek);
     }
     got[r] = acc;
     gotm[r] = best;
-    CHECK(bm->data[r] == emax); /* max is 1-Lipschitz: the largest operand bound */
+    /* the computed max lies in [max (t - e), max (t + e)]: that interval's
+       reach from the value, never more than the largest operand bound */
+    double reach = fmax(top - vm->data[r], vm->data[r] - bot);
+    CHECK(bm->data[r] == fmin(reach, emax));
+    CHECK(bm->data[r] <= emax);
   }
   check_bound("sum", got, vs, bs, 1e3);
   check_bound("amax", gotm, vm, bm, 0);
   Tensor *all[] = {vs, bs, vm, bm, va, ba, t};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
+  benv_free(&e);
+}
+
+/* A masked score (-1e9 added in float32: an error of 32) beside O(1)
+   scores does not widen the row's maximum: its bound is that of the
+   values that can reach the maximum. */
+TEST(bound_amax_ignores_terms_that_cannot_reach_it) {
+  enum { K = 8 };
+  BEnv e;
+  benv_init(&e);
+  double x[K] = {0.5, -1.25, 2.0, 1.75, -3.0, 0.25, 1.0, -0.5}, mk[K] = {0, 0, 0, 0, -1e9, -1e9, 0, 0};
+  Node *ix = input(&e, "x", SHAPE(1, K)), *im = input(&e, "m", SHAPE(1, K));
+  Node *a = ir_binary(e.g, OP_ADD, ir_binary(e.g, OP_MUL, ix, ir_const(e.g, 0.1, P0), P0), im, P0);
+  Node *m = ir_reduce(e.g, OP_AMAX, a, 1, P0);
+  all_float32(&e);
+  Tensor *ins[2] = {tensor_with(SHAPE(1, K), x), tensor_with(SHAPE(1, K), mk)}, *bm, *ba;
+  Tensor *vm = bounded(&e, m, ins, NULL, &bm), *va = bounded(&e, a, ins, NULL, &ba);
+  REQUIRE(vm && va);
+  CHECK(ba->data[4] > 1); /* -1e9 + x in float32: an error of tens */
+  CHECK(bm->data[0] < 1e-5); /* the maximum, 0.2 + 0 from x[2]: float32's error of it */
+  double got = -INFINITY;
+  for (int k = 0; k < K; k++) got = fmax(got, f32(f32(x[k] * f32(0.1)) + mk[k]));
+  check_bound("amax", &got, vm, bm, 0);
+  Tensor *all[] = {vm, bm, va, ba, ins[0], ins[1]};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
   benv_free(&e);
 }
