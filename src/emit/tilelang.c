@@ -168,11 +168,19 @@ static bool stage_reads_stmt(const Stmt *s, int depth, void *ud) {
   return true;
 }
 
-static bool reduced_into(const Stmt *s, int depth, void *ud) {
+/* Is b the destination of a statement of this kind in k (a reduction's
+   result, a product's accumulator)? */
+typedef struct DstOf { StmtKind kind; const TBuf *b; bool hit; } DstOf;
+static bool dst_of(const Stmt *s, int depth, void *ud) {
   (void)depth;
-  const TBuf **b = ud;
-  if (s->kind == ST_REDUCE && s->dst == *b) *b = NULL;
-  return *b != NULL;
+  DstOf *d = ud;
+  d->hit |= s->kind == d->kind && s->dst == d->b;
+  return !d->hit;
+}
+static bool written_by(const Kernel *k, StmtKind kind, const TBuf *b) {
+  DstOf d = {kind, b, false};
+  tile_walk(&k->body, dst_of, &d);
+  return d.hit;
 }
 
 /* the writes of b by the kernel's top-level statement i (nested ones too) */
@@ -190,9 +198,8 @@ static void find_staged(Emit *e, const Kernel *k, int last) {
     for (int i = last + 1; i < k->body.len; i++) stage_reads_stmt(k->body.data[i], 0, e);
   int n = 0;
   for (int i = 0; i < e->nstaged; i++) {
-    const TBuf *b = e->staged[i], *probe = b;
-    tile_walk(&k->body, reduced_into, &probe);
-    if (!probe) {
+    const TBuf *b = e->staged[i];
+    if (written_by(k, ST_REDUCE, b)) {
       /* copied after the last loop, or after a later statement that writes it
          (mlp_digits' logsumexp: reduced after the product loop) */
       int from = last;
@@ -311,17 +318,6 @@ static bool kernel_copies(const Kernel *k) {
    from shared memory it copies the tile into a layout of its own choice
    (a warp a row). */
 typedef struct TransRead { const Kernel *k; const TBuf *buf; bool hit, swapped; } TransRead;
-static bool acc_of(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  const TBuf **b = ud;
-  if (s->kind == ST_GEMM && s->dst == *b) *b = NULL;
-  return *b != NULL;
-}
-/* Is b a product's accumulator (its layout the product's)? */
-static bool gemm_accumulator(const Kernel *k, const TBuf *b) {
-  tile_walk(&k->body, acc_of, &b);
-  return b == NULL;
-}
 /* a tile read at [i, j], the map's own coordinates */
 static bool plain_ij(const SExpr *x) {
   return x->nidx == 2 && x->idx[0]->kind == SX_VAR && x->idx[0]->var == TV_I && x->idx[1]->kind == SX_VAR &&
@@ -334,7 +330,8 @@ static void trans_read(const SExpr *x, void *ud) {
     t->hit = true;
     /* rows and columns of a product's accumulator exchanged (not a row
        or column broadcast; a loaded tile takes the layout the read asks) */
-    t->swapped |= (sexpr_uses_var(x->idx[0], TV_J) || sexpr_uses_var(x->idx[1], TV_I)) && gemm_accumulator(t->k, x->buf);
+    t->swapped |= (sexpr_uses_var(x->idx[0], TV_J) || sexpr_uses_var(x->idx[1], TV_I)) &&
+                  written_by(t->k, ST_GEMM, x->buf);
   }
 }
 typedef struct TransOp { const Kernel *k; const TBuf *buf; bool gemm, acc, trans, swapped, reduced; } TransOp;

@@ -1199,8 +1199,8 @@ Plan *plan_search(Graph *g, DType dt, const SearchOpts *o, SearchStats *stats) {
   SearchStats local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds(), .cpu0 = ts_cpu_seconds(),
-         .scratch = arena_new(), .lowering = arena_new()};
+  S s = {.g = g, .a = g->ctx->arena, .dt = dt, .o = o, .stats = stats, .nn = g->nnodes, .t0 = ts_seconds(),
+         .cpu0 = ts_cpu_seconds(), .scratch = arena_new(), .lowering = arena_new()};
   s.gpu = o && o->gpu ? o->gpu : gpu_get(GPU_H200);
   s.group_of = arena_alloc(s.a, sizeof(int) * (size_t)s.nn);
   for (int i = 0; i < s.nn; i++) s.group_of[i] = -1;

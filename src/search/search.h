@@ -36,8 +36,9 @@ bool schedule_parse(const char *spec, Schedule *out, char *why, size_t whylen);
    load: the plan is deterministic.  The time limit only guards against a
    budget no machine gets through; it counts the search thread's CPU
    seconds, so a loaded machine (CI beside other jobs) does not reach it
-   sooner, but where it stops still depends on the machine, and it says so.  lm_medium, the largest example, prices 1166 kernels (5 s on
-   one core). */
+   sooner, but where it stops still depends on the machine, and it says
+   so.  lm_medium, the largest example, prices 1166 kernels (5 s on one
+   core). */
 #define SEARCH_BUDGET 4000
 #define SEARCH_SECONDS 60.0
 

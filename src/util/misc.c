@@ -225,17 +225,15 @@ void json_knum(Json *j, const char *k, double v) {
   json_num(j, v);
 }
 
-double ts_seconds(void) {
+static double clock_seconds(clockid_t clock) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(clock, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-double ts_cpu_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+double ts_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
+
+double ts_cpu_seconds(void) { return clock_seconds(CLOCK_THREAD_CPUTIME_ID); }
 
 double idiv_euclid(double a, double b) {
   int64_t x = (int64_t)a, y = (int64_t)b;
