@@ -11,6 +11,7 @@
  * Half the SMs saturate HBM; fewer blocks than SMs leave the rest idle.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
@@ -131,8 +132,7 @@ static void count_stmt(Acc *a, const Stmt *s) {
   case ST_STORE:
   case ST_ATOMIC_ADD: {
     double n = (double)s->ext[0] * (double)s->ext[1];
-    count_expr(a, s->value, n);
-    if (s->global->id >= 0 && s->global->id < a->tp->globals.len) a->gload[s->global->id] -= 0; /* stores: below */
+    count_expr(a, s->value, n); /* (its bytes: count_stores) */
     return;
   }
   case ST_LOOP: {
@@ -304,8 +304,9 @@ static double tile_eff(double area) {
 void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelCost *out) {
   memset(out, 0, sizeof *out);
   int ng = tp->globals.len;
-  double gload[512] = {0}, gstore[512] = {0};
-  if (ng > 512) ng = 512;
+  /* per global: elements loaded and stored by one block (every global:
+     a program of a deep model's backward has hundreds) */
+  double *gload = calloc((size_t)(2 * ng + 2), sizeof(double)), *gstore = gload + ng + 1;
   Trips trips = {.n = 0};
   Acc a = {.tp = tp, .k = k, .gload = gload, .mults = 1, .trips = &trips};
   count_list(&a, &k->body);
@@ -328,6 +329,7 @@ void cost_kernel(const TileProgram *tp, const Kernel *k, const Gpu *gpu, KernelC
     if (sd > 0) touched += fmin(sd, size * eb);
     out->footprint += touched;
   }
+  free(gload);
   double extra = out->loads + out->stores - out->footprint;
   out->hbm = out->footprint + (extra > 0 ? extra : 0) * MISS_RATE;
   out->tc_flops = a.tc * blocks;

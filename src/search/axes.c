@@ -74,20 +74,31 @@ static void store_through_views(Plan *p, PKernel *k) {
   }
 }
 
-/* Mark the members of k: walk down from its outputs. */
-static void collect(Plan *p, PKernel *k, const Node *n, bool top, bool *seen) {
-  if (seen[n->id]) return;
-  seen[n->id] = true;
+/* Mark the members of k: walk down from its outputs (seen: stamped per
+   output walk; member: stamped once per kernel). */
+static void collect(Plan *p, PKernel *k, const Node *n, bool top, int seen, int member) {
+  struct PlanMarks *m = p->marks;
+  if (m->seen_at[n->id] == seen) return;
+  m->seen_at[n->id] = seen;
   if (is_leaf(n)) return;
   if (!top && p->kernel_of[n->id] >= 0) return; /* another kernel stores it: read from memory */
-  for (int i = 0; i < n->nin; i++) collect(p, k, n->in[i], false, seen);
+  for (int i = 0; i < n->nin; i++) collect(p, k, n->in[i], false, seen, member);
   /* a layout op over nothing computed here is read in place */
   if (is_layout(n) && !top) {
     bool any = false;
-    for (int i = 0; i < n->nin; i++) any |= k->member[n->in[i]->id];
+    for (int i = 0; i < n->nin; i++) any |= m->member_at[n->in[i]->id] == member;
     if (!any) return;
   }
-  k->member[n->id] = true;
+  if (m->member_at[n->id] != member) vec_push(p->g->ctx->arena, &k->members, n);
+  m->member_at[n->id] = member;
+}
+
+void plan_members(Plan *p, PKernel *k) {
+  store_through_views(p, k);
+  int member = ++p->marks->stamp;
+  k->members.len = 0;
+  for (int i = 0; i < k->outs.len; i++) collect(p, k, k->outs.data[i], true, ++p->marks->stamp, member);
+  plan_sort_nodes(&k->members);
 }
 
 static int uf_find(int *par, int x) {
@@ -115,15 +126,8 @@ bool plan_axes(Plan *p, PKernel *k) {
   if (!k->dimax) k->dimax = arena_alloc(a, sizeof *k->dimax * (size_t)nn);
   if (!k->redax) k->redax = arena_alloc(a, sizeof(int8_t) * (size_t)nn);
   memset(k->member, 0, sizeof(bool) * (size_t)nn);
-  bool *seen = arena_alloc(a, sizeof(bool) * (size_t)nn);
-  store_through_views(p, k);
-  for (int i = 0; i < k->outs.len; i++) {
-    memset(seen, 0, sizeof(bool) * (size_t)nn);
-    collect(p, k, k->outs.data[i], true, seen);
-  }
-  k->members.len = 0;
-  for (int i = 0; i < nn; i++)
-    if (k->member[i]) vec_push(a, &k->members, g->nodes[i]);
+  plan_members(p, k);
+  for (int i = 0; i < k->members.len; i++) k->member[k->members.data[i]->id] = true;
   if (!k->member[k->root->id]) return fail(k, "an output that is a leaf is stored by the naive lowering", k->root);
   /* tensors in memory that two or more members read (not scalars, not index
      arithmetic) */

@@ -1875,10 +1875,13 @@ static bool lower_fused(LP *L) {
 /* The stored nodes a kernel may read or writes: its outputs and, below
    them through nodes it recomputes, the first stored ones (pricing needs
    no other globals; naming hundreds per candidate was the search's cost). */
-static void touched(const Plan *p, const Node *n, bool top, bool *need) {
+static void touched(const Plan *p, const Node *n, bool top, bool *need, NodeList *stored_list, Arena *a) {
   if (need[n->id] || n->op == OP_INPUT) return;
   bool stored = p->kernel_of[n->id] >= 0;
-  if (stored) need[n->id] = true;
+  if (stored) {
+    need[n->id] = true;
+    vec_push(a, stored_list, n);
+  }
   if (stored && !top) {
     bool mine = false;
     for (int k = 0; k < p->kernels.len; k++)
@@ -1886,26 +1889,32 @@ static void touched(const Plan *p, const Node *n, bool top, bool *need) {
     if (!mine) return;
   }
   if (!stored) need[n->id] = true; /* visited */
-  for (int i = 0; i < n->nin; i++) touched(p, n->in[i], false, need);
+  for (int i = 0; i < n->nin; i++) touched(p, n->in[i], false, need, stored_list, a);
 }
 
 TileProgram *tile_lower_plan(Plan *p) {
   Graph *g = p->g;
   TileProgram *tp = tile_program_new(g, p->dtype);
-  bool *need = NULL;
+  /* the stored nodes that get a global: all, or (pricing) those touched */
+  NodeList stored = {0};
   if (p->pricing) {
-    need = arena_alloc(g->ctx->arena, (size_t)g->nnodes);
+    bool *need = arena_alloc(g->ctx->arena, (size_t)g->nnodes);
     for (int k = 0; k < p->kernels.len; k++)
       for (int o = 0; o < p->kernels.data[k]->outs.len; o++) {
         const PKernel *pk = p->kernels.data[k];
-        touched(p, pk->outs.data[o], true, need);
-        if (o < pk->views.len && pk->views.data[o]) need[pk->views.data[o]->id] = true;
+        touched(p, pk->outs.data[o], true, need, &stored, g->ctx->arena);
+        const Node *v = o < pk->views.len ? pk->views.data[o] : NULL;
+        if (v && !need[v->id] && p->kernel_of[v->id] >= 0) vec_push(g->ctx->arena, &stored, v);
+        if (v) need[v->id] = true;
       }
+    plan_sort_nodes(&stored);
+  } else {
+    for (int i = 0; i < g->nnodes; i++)
+      if (p->kernel_of[i] >= 0) vec_push(g->ctx->arena, &stored, g->nodes[i]);
   }
-  for (int i = 0; i < g->nnodes; i++) {
-    const Node *n = g->nodes[i];
-    if (n->op == OP_INPUT || n == g->output || p->kernel_of[n->id] < 0) continue;
-    if (need && !need[n->id]) continue;
+  for (int i = 0; i < stored.len; i++) {
+    const Node *n = stored.data[i];
+    if (n->op == OP_INPUT || n == g->output) continue;
     tp->of_node[n->id] = tile_global_buf(tp, n, arena_printf(g->ctx->arena, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
   }
   tile_program_output(tp);

@@ -20,6 +20,9 @@ Plan *plan_new(Graph *g, DType dt) {
   p->g = g;
   p->dtype = dt;
   p->kernel_of = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+  p->marks = arena_alloc(a, sizeof *p->marks);
+  p->marks->seen_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+  p->marks->member_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
   for (int i = 0; i < g->nnodes; i++) p->kernel_of[i] = -1;
   return p;
 }
@@ -32,6 +35,15 @@ PKernel *plan_kernel_new(Plan *p, const Node *root) {
   k->npasses = 1;
   vec_push(p->g->ctx->arena, &p->kernels, k);
   return k;
+}
+
+static int by_id(const void *a, const void *b) {
+  int x = (*(const Node *const *)a)->id, y = (*(const Node *const *)b)->id;
+  return (x > y) - (x < y);
+}
+
+void plan_sort_nodes(NodeList *l) {
+  if (l->len > 1) qsort(l->data, (size_t)l->len, sizeof *l->data, by_id);
 }
 
 const Node *plan_naive_node(const PKernel *k) {

@@ -119,7 +119,7 @@ typedef struct PKernel {
   /* the stream law (stream.c) */
   int npasses;
   int nstates;
-  PState states[PLAN_MAX_STATES];
+  PState *states;      /* PLAN_MAX_STATES of them, allocated by plan_stream */
   int nmasks;
   PMask masks[4];
   char why[200];       /* why the kernel cannot be realized (analysis) */
@@ -134,6 +134,10 @@ typedef struct Plan {
   bool pricing;        /* one kernel lowered to be priced: globals only for what it touches */
   int sms;             /* the GPU's streaming multiprocessors (the search's profile): a combine
                           kernel's blocks are sized to give each work; 0 before a search */
+  /* per node id, stamps of plan_members' walks (shared by a plan's
+     copies, so stamps never repeat): visited in this walk, a member of
+     this kernel */
+  struct PlanMarks { int *seen_at, *member_at; int stamp; } *marks;
 } Plan;
 
 /* The node a naive kernel k computes and stores: the reshape its root is
@@ -145,6 +149,8 @@ Plan *plan_naive(Graph *g, DType dt);
 /* An empty plan, and a new kernel appended to it (plan.c). */
 Plan *plan_new(Graph *g, DType dt);
 PKernel *plan_kernel_new(Plan *p, const Node *root);
+/* Sort a node list by id (topological order). */
+void plan_sort_nodes(NodeList *l);
 
 /* Join axis b into axis a (lockstep streaming of two reductions of one
    size); recorded in k->merge (axes.c). */
@@ -169,6 +175,11 @@ bool plan_matches(const Plan *p, Graph *g);
    axes reduced by a member and not in an output start as WHOLE, the others
    as GRID with tile 1; callers then set roles and tiles. */
 bool plan_axes(Plan *p, PKernel *k);
+/* Only k's members (k->members, in id order; outs stored through views
+   as plan_axes stores them), none of the per-node tables: in time of the
+   kernel's size, not the graph's, for the search's price cache, which
+   is keyed by them. */
+void plan_members(Plan *p, PKernel *k);
 /* The axis of member n's dimension d (-1 for size 1). */
 static inline int pk_axis(const PKernel *k, const Node *n, int d) { return k->dimax[n->id][d]; }
 /* Does node n have axes in k (a member or a loaded tensor)? */

@@ -345,13 +345,11 @@ static Plan *state_plan(S *s, bool naive_all) {
   int ng = s->groups.len;
   /* groups by their smallest output id, then in dependence order */
   int *order = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)(ng ? ng : 1));
+  bool *listed = arena_alloc(s->g->ctx->arena, sizeof(bool) * (size_t)(ng ? ng : 1));
   int no = 0;
   for (int i = 0; i < s->nn; i++) {
     int gi = s->group_of[i];
-    if (gi < 0) continue;
-    bool seen = false;
-    for (int j = 0; j < no; j++) seen |= order[j] == gi;
-    if (!seen) order[no++] = gi;
+    if (gi >= 0 && !listed[gi]) listed[gi] = true, order[no++] = gi;
   }
   order_groups(s, order, no);
   for (int j = 0; j < no; j++) {
@@ -765,8 +763,12 @@ static double plan_cost(S *s, bool *all_ok) {
   s->launches = 0;
   for (int i = 0; i < p->kernels.len; i++) {
     PKernel *k = p->kernels.data[i];
-    /* members first, for the cache key */
-    if (!plan_axes(p, k)) {
+    /* members first, for the cache key: a kernel priced before is not
+       analysed again (only kernels plan_axes accepts are cached) */
+    plan_members(p, k);
+    uint64_t key = kernel_key(k);
+    Cache *hit = cache_find(s, key);
+    if (!hit && !plan_axes(p, k)) {
       /* no fused kernel for these members (a reshape that merges a
          product's contraction axis): what the final plan falls back to */
       double t = k->outs.len == 1 ? price_naive(s, p, k) : INFINITY;
@@ -777,8 +779,6 @@ static double plan_cost(S *s, bool *all_ok) {
       if (!isfinite(t)) break;
       continue;
     }
-    uint64_t key = kernel_key(k);
-    Cache *hit = cache_find(s, key);
     if (!hit) {
       char why[200];
       double t = configure(s, p, k, why, sizeof why);

@@ -343,6 +343,9 @@ bool plan_stream(Plan *p, PKernel *k) {
   k->npasses = 1;
   k->nmasks = 0;
   if (k->stream < 0) return true;
+  /* fresh every time: a copy of the kernel (the search's best
+     configuration so far) keeps the states it was priced with */
+  k->states = arena_alloc(g->ctx->arena, sizeof(PState) * PLAN_MAX_STATES);
   bool *seen = arena_alloc(g->ctx->arena, sizeof(bool) * (size_t)nn);
   int8_t *sign = arena_alloc(g->ctx->arena, (size_t)nn);
   memset(sign, -1, (size_t)nn);

@@ -58,10 +58,26 @@ void tile_broadcast_index(const Shape *op, const Shape *out, SExpr **idx, SExpr 
   for (int d = 0; d < op->rank; d++) res[d] = op->d[d].n == 1 ? sx_int(a, 0) : idx[d + off];
 }
 
+static int *cover_slot(const Kernel *k, int id) {
+  int i = (int)(((uint32_t)id * 2654435761u) & (uint32_t)(k->cover_cap - 1));
+  while (k->cover_ids[i] >= 0 && k->cover_ids[i] != id) i = (i + 1) & (k->cover_cap - 1);
+  return &k->cover_ids[i];
+}
+
+/* (a set beside the list: the kernels of a deep model's backward cover
+   hundreds of nodes, each met thousands of times by the walks) */
 void tile_cover(Arena *a, Kernel *k, const Node *n) {
   if (!k) return;
-  for (int i = 0; i < k->covers.len; i++)
-    if (k->covers.data[i] == n) return;
+  if (2 * (k->covers.len + 1) > k->cover_cap) {
+    int cap = k->cover_cap ? 2 * k->cover_cap : 64;
+    k->cover_ids = arena_alloc(a, sizeof(int) * (size_t)cap);
+    k->cover_cap = cap;
+    for (int i = 0; i < cap; i++) k->cover_ids[i] = -1;
+    for (int i = 0; i < k->covers.len; i++) *cover_slot(k, k->covers.data[i]->id) = k->covers.data[i]->id;
+  }
+  int *slot = cover_slot(k, n->id);
+  if (*slot == n->id) return;
+  *slot = n->id;
   vec_push(a, &k->covers, n);
 }
 

@@ -163,6 +163,7 @@ typedef struct Kernel {
   StmtList body;        /* the statement tree */
   const Node *node;     /* the graph node it materializes (the main one, for fused kernels) */
   VEC(const Node *) covers; /* the graph nodes it computes (for source comments) */
+  int *cover_ids, cover_cap;    /* their ids as an open-addressed set (tile_cover) */
 } Kernel;
 
 typedef struct TileProgram {

@@ -138,13 +138,17 @@ char *arena_strndup(Arena *a, const char *s, size_t n) {
 char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
 char *arena_printf(Arena *a, const char *fmt, ...) {
+  /* formatted once into a buffer on the stack when it fits (the names
+     of tiles and globals, made by the thousand while the search prices) */
+  char buf[256];
   va_list ap, ap2;
   va_start(ap, fmt);
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   char *p = arena_alloc(a, (size_t)(n < 0 ? 0 : n) + 1);
-  if (n > 0) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  if (n >= (int)sizeof buf) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  else if (n > 0) memcpy(p, buf, (size_t)n + 1);
   va_end(ap2);
   return p;
 }
