@@ -110,6 +110,7 @@ suite unit build/unit
 suite structures build/structures
 suite golden tests/golden.sh ./tilesmith
 suite explain python3 tests/search/check_explain.py ./tilesmith
+suite shape-key tests/search/check_shape_key.sh ./tilesmith
 suite tune-records python3 tests/tune/check_records.py ./tilesmith
 suite verify-examples tests/verify_examples.sh ./tilesmith
 suite grad-examples tests/grad/check_examples.sh ./tilesmith

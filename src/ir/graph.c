@@ -81,18 +81,27 @@ Graph *graph_new(Ctx *c) {
 
 /* ---- hash-consing ---- */
 
-static uint64_t node_hash(const Node *n) {
+uint64_t ir_head_hash(const Node *n) {
   uint64_t h = hash_mix((uint64_t)n->op * 31 + (uint64_t)n->kind, (uint64_t)n->shape.rank);
   for (int i = 0; i < n->shape.rank; i++) h = hash_mix(h, (uint64_t)n->shape.d[i].n);
-  for (int i = 0; i < n->nin; i++) h = hash_mix(h, (uint64_t)n->in[i]->id);
+  return h;
+}
+
+uint64_t ir_attrs_mix(uint64_t h, const Node *n, double value, int64_t lo, int64_t hi) {
   uint64_t bits;
-  memcpy(&bits, &n->value, sizeof bits);
+  memcpy(&bits, &value, sizeof bits);
   h = hash_mix(h, bits);
   h = hash_mix(h, (uint64_t)n->axis);
-  h = hash_mix(h, (uint64_t)n->lo);
-  h = hash_mix(h, (uint64_t)n->hi);
+  h = hash_mix(h, (uint64_t)lo);
+  h = hash_mix(h, (uint64_t)hi);
   for (int i = 0; i < n->shape.rank; i++) h = hash_mix(h, (uint64_t)n->perm[i]);
   return h;
+}
+
+static uint64_t node_hash(const Node *n) {
+  uint64_t h = ir_head_hash(n);
+  for (int i = 0; i < n->nin; i++) h = hash_mix(h, (uint64_t)n->in[i]->id);
+  return ir_attrs_mix(h, n, n->value, n->lo, n->hi);
 }
 
 static bool sym_equal(const char *a, const char *b) {

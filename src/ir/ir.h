@@ -172,6 +172,13 @@ Node *ir_slice(Graph *g, Node *a, int axis, int64_t lo, int64_t hi, Pos p);
 Node *ir_concat(Graph *g, Node **xs, int n, int axis, Pos p);
 Node *ir_gather(Graph *g, Node *x, Node *idx, int axis, Pos p);
 
+/* Hashes of a node without its operands (graph.c; hash-consing adds the
+   operands' ids): its op, kind and shape; its attributes mixed into h,
+   with value, lo and hi given (the node's own, or normalized by a caller
+   that keys nodes alike in all but those). */
+uint64_t ir_head_hash(const Node *n);
+uint64_t ir_attrs_mix(uint64_t h, const Node *n, double value, int64_t lo, int64_t hi);
+
 /* Check every invariant (topological order, shapes agree with each op's
    rule, hash table consistent); prints the first violation and returns false. */
 bool graph_check(const Graph *g, FILE *err);

@@ -23,6 +23,7 @@ Plan *plan_new(Graph *g, DType dt) {
   p->marks = arena_alloc(a, sizeof *p->marks);
   p->marks->seen_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
   p->marks->member_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+  p->marks->local_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
   for (int i = 0; i < g->nnodes; i++) p->kernel_of[i] = -1;
   return p;
 }

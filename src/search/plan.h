@@ -137,7 +137,7 @@ typedef struct Plan {
   /* per node id, stamps of plan_members' walks (shared by a plan's
      copies, so stamps never repeat): visited in this walk, a member of
      this kernel */
-  struct PlanMarks { int *seen_at, *member_at; int stamp; } *marks;
+  struct PlanMarks { int *seen_at, *member_at, *local_at; int stamp; } *marks;
 } Plan;
 
 /* The node a naive kernel k computes and stores: the reshape its root is

@@ -44,12 +44,13 @@ typedef struct Group {
   bool alive;
 } Group;
 
+/* A priced kernel, by its key (kernel_key: its nodes) and its shape key
+   (shape_key: any kernel alike) */
 typedef struct Cache {
   uint64_t key;
   double cost;
   bool split;       /* its best configuration splits the stream: a combine kernel follows */
-  bool ok;
-  char why[200];
+  bool fused;       /* false: its members share no iteration space (plan_axes), cost is the naive kernel's */
 } Cache;
 
 typedef struct S {
@@ -276,6 +277,85 @@ static uint64_t kernel_key(const PKernel *k) {
   h = hash_mix(h, 0xabcdef);
   for (int i = 0; i < k->outs.len; i++) h = hash_mix(h, (uint64_t)k->outs.data[i]->id);
   return h;
+}
+
+/* ---- the shape key: kernels alike in all that pricing reads share a price ----
+
+   A kernel's price depends on its members' ops, attributes and shapes,
+   how they connect, what they read from memory (stored by another
+   kernel, or an input, through which views), what they store, and three
+   facts of the graph beyond them: whether an operand is a product another
+   kernel computed, whether a product's operand is normalized along its
+   contraction (walks that leave the kernel), whether it stores the
+   program's result.  The shape key hashes exactly those, with node ids
+   replaced by first-appearance order, so the layers of a deep model --
+   alike but for their ids and where their weights sit in a stacked
+   parameter -- are priced once: at 32 layers the budget was spent before
+   the search reached the first ones.  A slice's offset enters as its
+   alignment (offset times stride, modulo 64 elements).  TS_CHECK_SHAPE_KEY=1
+   prices every kernel anyway and reports a shape key whose prices differ
+   (tests/search/check_shape_key.sh runs it over the test programs, and
+   with TS_PLANT_SHAPE_KEY=1, a key without shapes, sees it fail). */
+typedef struct KeyWalk { const Plan *p; int stamp, next; uint64_t h; } KeyWalk;
+
+static uint64_t key_node(const Node *n) {
+  /* a planted bug for the check's test: shapes left out of the key */
+  static int plant = -1;
+  if (plant < 0) plant = getenv("TS_PLANT_SHAPE_KEY") && atoi(getenv("TS_PLANT_SHAPE_KEY"));
+  if (plant) return hash_mix((uint64_t)n->op, n->kind);
+  int64_t lo = 0, hi = 0;
+  if (n->op == OP_SLICE) {
+    int64_t stride = 1;
+    for (int d = n->axis + 1; d < n->shape.rank; d++) stride *= n->shape.d[d].n;
+    lo = (n->lo * stride) % 64, hi = n->hi - n->lo;
+  }
+  /* an input's value is its position among the inputs: not what pricing reads */
+  return ir_attrs_mix(ir_head_hash(n), n, n->op == OP_INPUT ? 0 : n->value, lo, hi);
+}
+
+/* n's local number: members first (in id order), then what they read, in
+   order of first appearance (described when first met) */
+static int key_ref(KeyWalk *w, const Node *n) {
+  struct PlanMarks *m = w->p->marks;
+  if (m->seen_at[n->id] == w->stamp) return m->local_at[n->id];
+  m->seen_at[n->id] = w->stamp;
+  int me = m->local_at[n->id] = w->next++;
+  bool stored = w->p->kernel_of[n->id] >= 0, leaf = op_info[n->op].cls == OPC_LEAF;
+  w->h = hash_mix(w->h, stored ? 'M' : leaf ? 'L' : 'V');
+  w->h = hash_mix(w->h, key_node(n));
+  w->h = hash_mix(w->h, (uint64_t)n->role * 7 + (n == w->p->g->output));
+  if (stored) w->h = hash_mix(w->h, (uint64_t)tile_storage_of(w->p->dtype, n, GB_TEMP));
+  if (!stored && !leaf) /* a view or gather read in place */
+    for (int i = 0; i < n->nin; i++) w->h = hash_mix(w->h, (uint64_t)key_ref(w, n->in[i]));
+  return me;
+}
+
+static bool normalized_operand(const PKernel *k);
+static bool stores_result(const S *s, const PKernel *k);
+
+/* k's members were just found (plan_members) */
+static uint64_t shape_key(const S *s, Plan *p, const PKernel *k) {
+  struct PlanMarks *m = p->marks;
+  KeyWalk w = {.p = p, .stamp = ++m->stamp, .h = 0x5a4e};
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *n = k->members.data[i];
+    m->seen_at[n->id] = w.stamp;
+    m->local_at[n->id] = w.next++;
+  }
+  for (int i = 0; i < k->members.len; i++) {
+    const Node *n = k->members.data[i];
+    w.h = hash_mix(w.h, key_node(n));
+    w.h = hash_mix(w.h, n == s->g->output);
+    for (int j = 0; j < n->nin; j++) w.h = hash_mix(w.h, (uint64_t)key_ref(&w, n->in[j]));
+  }
+  for (int i = 0; i < k->outs.len; i++) {
+    const Node *v = k->views.len > i ? k->views.data[i] : NULL;
+    w.h = hash_mix(w.h, (uint64_t)key_ref(&w, k->outs.data[i]));
+    w.h = hash_mix(w.h, v ? key_node(v) : 0);
+  }
+  w.h = hash_mix(w.h, (uint64_t)key_ref(&w, k->root));
+  w.h = hash_mix(w.h, (uint64_t)normalized_operand(k) * 2 + stores_result(s, k));
+  return w.h;
 }
 
 /* Kernel order: every kernel after the kernels storing what it reads
@@ -747,6 +827,28 @@ static void cache_index(S *s, uint64_t key, int c) {
   *cache_probe(s, key) = c;
 }
 
+/* A new entry (in the graph's arena: the cache outlives each plan). */
+static Cache *cache_add(S *s, uint64_t key, double cost, bool split, bool fused) {
+  if (s->ncache == s->capcache) {
+    int nc = s->capcache ? s->capcache * 2 : 64;
+    s->cache = arena_realloc(s->a, s->cache, sizeof(Cache) * (size_t)s->capcache, sizeof(Cache) * (size_t)nc);
+    s->capcache = nc;
+  }
+  cache_index(s, key, s->ncache);
+  Cache *c = &s->cache[s->ncache++];
+  c->key = key;
+  c->cost = cost;
+  c->split = split;
+  c->fused = fused;
+  return c;
+}
+
+static bool check_shape_key(void) {
+  static int on = -1;
+  if (on < 0) on = getenv("TS_CHECK_SHAPE_KEY") && atoi(getenv("TS_CHECK_SHAPE_KEY"));
+  return on;
+}
+
 static double plan_cost(S *s, bool *all_ok) {
   Arena *home = s->g->ctx->arena;
   Arena *scratch = s->scratch;
@@ -763,42 +865,51 @@ static double plan_cost(S *s, bool *all_ok) {
   s->launches = 0;
   for (int i = 0; i < p->kernels.len; i++) {
     PKernel *k = p->kernels.data[i];
-    /* members first, for the cache key: a kernel priced before is not
-       analysed again (only kernels plan_axes accepts are cached) */
+    /* members first, for the cache key: a kernel priced before (or one
+       alike) is not analysed again */
     plan_members(p, k);
     uint64_t key = kernel_key(k);
     Cache *hit = cache_find(s, key);
-    if (!hit && !plan_axes(p, k)) {
-      /* no fused kernel for these members (a reshape that merges a
-         product's contraction axis): what the final plan falls back to */
-      double t = k->outs.len == 1 ? price_naive(s, p, k) : INFINITY;
-      if (getenv("TS_SEARCH_TRACE2")) fprintf(stderr, "  kernel root %%%d: no axes (%s): naive %g\n", k->root->id, k->why, t);
-      *all_ok = false;
-      total += t;
-      s->launches++;
-      if (!isfinite(t)) break;
-      continue;
+    /* a kernel of another shape key's shape (another layer's) is priced */
+    Cache *alike = NULL;
+    uint64_t skey = 0;
+    if (!hit) {
+      skey = shape_key(s, p, k);
+      alike = cache_find(s, skey);
+      if (alike && !check_shape_key()) {
+        hit = cache_add(s, key, alike->cost, alike->split, alike->fused);
+        alike = NULL;
+      }
     }
     if (!hit) {
-      char why[200];
-      double t = configure(s, p, k, why, sizeof why);
-      bool split = isfinite(t) && k->stream >= 0 && k->ax[k->stream].splits > 1;
-      if (!isfinite(t) && k->outs.len == 1) t = price_naive(s, p, k); /* what the final plan falls back to */
-      s->g->ctx->arena = home;
-      if (s->ncache == s->capcache) {
-        int nc = s->capcache ? s->capcache * 2 : 64;
-        s->cache = arena_realloc(home, s->cache, sizeof(Cache) * (size_t)s->capcache, sizeof(Cache) * (size_t)nc);
-        s->capcache = nc;
+      double t;
+      bool split = false, fused = plan_axes(p, k);
+      if (!fused) {
+        /* no fused kernel for these members (a reshape that merges a
+           product's contraction axis): what the final plan falls back to */
+        t = k->outs.len == 1 ? price_naive(s, p, k) : INFINITY;
+        if (getenv("TS_SEARCH_TRACE2")) fprintf(stderr, "  kernel root %%%d: no axes (%s): naive %g\n", k->root->id, k->why, t);
+      } else {
+        char why[200];
+        t = configure(s, p, k, why, sizeof why);
+        split = isfinite(t) && k->stream >= 0 && k->ax[k->stream].splits > 1;
+        if (!isfinite(t) && k->outs.len == 1) t = price_naive(s, p, k); /* what the final plan falls back to */
+        s->stats->kernels_priced++;
       }
-      cache_index(s, key, s->ncache);
-      hit = &s->cache[s->ncache++];
-      hit->key = key;
-      hit->cost = t;
-      hit->ok = isfinite(t);
-      hit->split = split;
-      snprintf(hit->why, sizeof hit->why, "%s", why);
-      s->g->ctx->arena = scratch;
-      s->stats->kernels_priced++;
+      if (alike && (alike->split != split || alike->fused != fused || !(alike->cost == t || fabs(alike->cost - t) <= 1e-12 * fabs(t))))
+        fprintf(stderr, "tilesmith: shape key %016llx: kernel of %%%d priced %.9g%s, an alike one %.9g%s\n",
+                (unsigned long long)skey, k->root->id, t, split ? " (split)" : fused ? "" : " (naive)", alike->cost,
+                alike->split ? " (split)" : alike->fused ? "" : " (naive)");
+      cache_add(s, key, t, split, fused);
+      if (!alike) cache_add(s, skey, t, split, fused);
+      hit = cache_find(s, key); /* (the second add may have moved the table) */
+    }
+    if (!hit->fused) {
+      *all_ok = false;
+      total += hit->cost;
+      s->launches++;
+      if (!isfinite(hit->cost)) break;
+      continue;
     }
     total += hit->cost;
     s->launches += 1 + hit->split;

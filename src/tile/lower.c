@@ -293,13 +293,13 @@ static bool row_statistic(const Node *n, int depth) {
   return any;
 }
 
-static DType storage_of(const TileProgram *tp, const Node *n, GlobalRole role) {
+DType tile_storage_of(DType storage, const Node *n, GlobalRole role) {
   switch (n->kind) {
-  case EK_REAL: return role == GB_TEMP && row_statistic(n, 0) ? DT_F32 : tp->dtype;
+  case EK_REAL: return role == GB_TEMP && row_statistic(n, 0) ? DT_F32 : storage;
   case EK_INT: return DT_I64;
   case EK_BOOL: return DT_BOOL;
   }
-  return tp->dtype;
+  return storage;
 }
 
 /* A global's name: the parameter's name, unless it would clash with a name
@@ -361,7 +361,7 @@ TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRo
   b->id = tp->globals.len;
   b->name = name;
   b->scope = SCOPE_GLOBAL;
-  b->dtype = storage_of(tp, n, role);
+  b->dtype = tile_storage_of(tp->dtype, n, role);
   b->node = n;
   b->role = role;
   b->shape = n->shape;

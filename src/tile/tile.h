@@ -197,6 +197,9 @@ TileProgram *tile_lower(Graph *g, DType dtype);
    materializes (uses: tile_use_counts). */
 TileProgram *tile_program_new(Graph *g, DType dtype);
 TBuf *tile_global_buf(TileProgram *tp, const Node *n, const char *name, GlobalRole role);
+/* The type node n is stored in as a global of this role (storage: the
+   program's type of real tensors; a row statistic's temp is float32). */
+DType tile_storage_of(DType storage, const Node *n, GlobalRole role);
 /* A scratch global (no graph node) of this shape and type, starting at init. */
 TBuf *tile_scratch_buf(TileProgram *tp, const char *name, const Shape *shape, DType dt, double init);
 void tile_program_output(TileProgram *tp);

@@ -46,9 +46,11 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The program opt emits for entry of file (relative to root), the search
-   priced at most budget kernels (0: its default); NULL on any error. */
-static TileProgram *compile_budget(Run *r, const char *file, const char *entry, int budget) {
+/* The program opt emits for entry of file (relative to root) at the sizes
+   given (a generic entry's), the search priced at most budget kernels (0:
+   its default); NULL on any error. */
+static TileProgram *compile_sized(Run *r, const char *file, const char *entry, SizeArg *sizes, int nsizes,
+                                  int budget) {
   memset(r, 0, sizeof *r);
   r->a = arena_new();
   ctx_init(&r->c, r->a, stderr);
@@ -62,9 +64,10 @@ static TileProgram *compile_budget(Run *r, const char *file, const char *entry, 
   }
   if (setjmp(r->jb)) return NULL;
   front_load(&r->c, &r->prog, f);
-  Graph *g = elab_entry(&r->c, &r->prog, entry, (Pos){0}, NULL, 0);
+  Graph *g = elab_entry(&r->c, &r->prog, entry, (Pos){0}, sizes, nsizes);
   SizeArg bind[32];
-  int nb = elab_entry_nats(&r->c, &r->prog, entry, bind, 32);
+  int nb = nsizes ? nsizes : elab_entry_nats(&r->c, &r->prog, entry, bind, 32);
+  if (nsizes) memcpy(bind, sizes, sizeof(SizeArg) * (size_t)(nsizes < 32 ? nsizes : 32));
   double t0 = now();
   Graph *rw = search_rewrite(g, bind, nb, NULL);
   SearchOpts so = {.budget = budget};
@@ -78,6 +81,10 @@ static TileProgram *compile_budget(Run *r, const char *file, const char *entry, 
     fclose(m);
   }
   return r->tp;
+}
+
+static TileProgram *compile_budget(Run *r, const char *file, const char *entry, int budget) {
+  return compile_sized(r, file, entry, NULL, 0, budget);
 }
 
 static TileProgram *compile(Run *r, const char *file, const char *entry) { return compile_budget(r, file, entry, 0); }
@@ -545,6 +552,34 @@ static void run_timing(const char *file, const char *entry) {
   if (a) done(&r2);
 }
 
+/* A deep model: the language model at lm_medium's sizes with 32 layers
+   instead of 8.  Its layers are alike but for their node ids (and where
+   their weights sit in the stacked parameters): priced once by shape key,
+   the search runs to its end within the time lm_medium needs at 8 (it took
+   17 s, and at smaller sizes spent the pricing budget before reaching the
+   first layers, when every layer's kernels were priced anew). */
+static void run_deep(void) {
+  SizeArg sizes[] = {{"B", 8, false}, {"N", 256, false}, {"V", 256, false}, {"D", 512, false},
+                     {"H", 8, false}, {"F", 1408, false}, {"L", 32, false}};
+  int ns = (int)(sizeof sizes / sizeof sizes[0]);
+  Run r1, r2, r8;
+  const char *file = "examples/transformer_lm.lean", *entry = "transformerLMLoss";
+  TileProgram *a = compile_sized(&r1, file, entry, sizes, ns, 0);
+  TileProgram *b = a ? compile_sized(&r2, file, entry, sizes, ns, 0) : NULL;
+  TileProgram *c = compile(&r8, file, "lm_medium");
+  char what[300];
+  snprintf(what, sizeof what,
+           "32 layers: searched in %.2f s (at most 10), stop '%s' after %d kernels priced (%d at 8 layers), "
+           "the same program twice",
+           r1.seconds, search_stop_name(r1.stats.stop), r1.stats.kernels_priced, r8.stats.kernels_priced);
+  check(a && b && c && r1.seconds <= 10 && r1.stats.stop == STOP_SATURATED &&
+            r1.stats.kernels_priced <= 2 * r8.stats.kernels_priced && !strcmp(r1.printed, r2.printed),
+        file, entry, what);
+  done(&r1);
+  if (a) done(&r2);
+  done(&r8);
+}
+
 /* A pricing budget the search spends: it stops there, with the stop reason
    said, and twice to the same program (where it stops depends on the
    budget, not the machine); with the default budget it runs to the end. */
@@ -578,6 +613,7 @@ int main(int argc, char **argv) {
   };
   for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) run_timing(timed[i][0], timed[i][1]);
   run_budget("examples/transformer_lm.lean", "lm_small", 100);
+  run_deep();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
