@@ -83,7 +83,7 @@ const char *eg_stop_name(EgStop s);            /* "saturated", "iteration limit"
 typedef struct EgRunOpts {
   int max_iters;          /* 0: 30 */
   int max_nodes;          /* 0: 20000 e-nodes */
-  double max_seconds;     /* 0: 5 */
+  double max_seconds;     /* 0: 5 (this thread's CPU time) */
   const bool *enable;     /* one flag per rule of the table (rw_nrules); NULL: the SAFE rules */
   bool no_backoff;        /* run every enabled rule every iteration (no BackoffScheduler bans) */
 } EgRunOpts;

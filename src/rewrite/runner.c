@@ -12,9 +12,10 @@
  *
  * Stops: saturation (an iteration changed nothing and no rule is banned),
  * the iteration limit, the e-node limit (checked after every application,
- * so the e-graph never grows far past it) or the wall-time limit (checked
- * between rules and every 256 applications; the only stop that depends on
- * the machine, so the examples must stop before it).
+ * so the e-graph never grows far past it) or the time limit (this thread's
+ * CPU time, so other work on the machine does not move it; checked between
+ * rules and every 256 applications; the only stop that depends on the
+ * machine, so the examples must stop before it).
  *
  * Backoff (egg's BackoffScheduler): a rule whose matches in one iteration
  * exceed its threshold (1000, doubled each time it is banned) is banned for
@@ -89,7 +90,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
   }
   int *banned_until = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
   int *times_banned = arena_alloc(eg->arena, sizeof(int) * (size_t)(nr ? nr : 1));
-  double t0 = ts_seconds();
+  double t0 = ts_seconds(), c0 = ts_cpu_seconds();
   eg_rebuild(eg);
   rep->stop = EG_ITER_LIMIT;
   for (int iter = 1; iter <= max_iters; iter++) {
@@ -120,7 +121,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
         found[i].len = 0;
         skipped = true;
       }
-      timed_out = ts_seconds() - t0 > max_s;
+      timed_out = ts_cpu_seconds() - c0 > max_s;
     }
     /* apply */
     int nodes_before = eg->nnodes;
@@ -135,7 +136,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
           node_limit = true;
           break;
         }
-        if ((k & 255) == 255 && ts_seconds() - t0 > max_s) {
+        if ((k & 255) == 255 && ts_cpu_seconds() - c0 > max_s) {
           timed_out = true;
           break;
         }
@@ -150,7 +151,7 @@ const EgReport *eg_run_rules(EGraph *eg, const Rule *const *rules, int nr, const
       rep->stop = EG_NODE_LIMIT;
       break;
     }
-    if (timed_out || ts_seconds() - t0 > max_s) {
+    if (timed_out || ts_cpu_seconds() - c0 > max_s) {
       rep->stop = EG_TIME_LIMIT;
       break;
     }
