@@ -293,6 +293,8 @@ int cmd_explain(Opts *o) {
     json_begin_obj(&j);
     json_key(&j, "entry");
     json_str(&j, o->entry);
+    json_key(&j, "backward");
+    json_bool(&j, o->backward);
     json_key(&j, "gpu");
     json_str(&j, gpu->name);
     json_key(&j, "dtype");
@@ -370,7 +372,8 @@ int cmd_explain(Opts *o) {
     json_end_obj(&j);
     fputc('\n', stdout);
   } else {
-    printf("explain %s (storage %s, GPU profile %s)\n", o->entry, dtype_name(dt), gpu->name);
+    printf("explain %s%s (storage %s, GPU profile %s)\n", o->entry, o->backward ? ", backward pass" : "", dtype_name(dt),
+           gpu->name);
     printf("predicted %.1f us on %d kernel%s; roofline floor %.1f us (%.3g GFLOP, %.3g MB): %.2fx the floor\n",
            total * 1e6, nk, nk == 1 ? "" : "s", floor_s * 1e6, flops / 1e9, bytes / 1e6, floor_s > 0 ? total / floor_s : 0);
     if (cp.plan) {

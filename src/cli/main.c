@@ -387,14 +387,16 @@ static const Command commands[] = {
      "schedule, and `opt --target best` its target, on any machine.\n",
      cmd_tune, true, false},
     {"explain", "why opt emits what it emits: kernels, fusions, costs",
-     "tilesmith explain FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--format json | --json]",
+     "tilesmith explain FILE.lean --entry NAME [--size ...] [--dtype bf16|f16|f32] [--gpu h200] [--grad] [--format json | --json]",
      "Compiles the entry as opt does and reports each kernel: the graph nodes\n"
      "it computes and their source lines, its grid and loops, the role of each\n"
      "axis (grid, stream, whole, inner, split across blocks), its loop-carried\n"
      "states and the law that streams them, bytes moved, FLOPs and the cost\n"
      "model's predicted time; then the global buffers, the rewrites used, the\n"
      "search's statistics, the predicted total against the roofline floor and\n"
-     "the runner-up plans the search priced.  --format json writes one object.\n",
+     "the runner-up plans the search priced.  --grad explains the entry's\n"
+     "backward pass (what opt --grad writes to OUT_backward.py).  --format\n"
+     "json writes one object.\n",
      cmd_explain, true, false},
     {"hparams", "the parametrization under which hyperparameters transfer",
      "tilesmith hparams FILE.lean --entry MODEL --width SYM[=BASE][,SYM[=BASE]...] [--depth SYM[=BASE]] [--size ...]\n"
@@ -539,7 +541,7 @@ static void print_cmd_help(const Command *c) {
            "  -o, --out OUT.py      where to write the module\n"
            "  --grad                also the backward pass (OUT_backward.py), apply() and\n"
            "                        register_autograd() with autograd\n");
-  if (c->run == cmd_graph || c->run == cmd_tiles || c->run == cmd_verify)
+  if (c->run == cmd_graph || c->run == cmd_tiles || c->run == cmd_verify || c->run == cmd_explain)
     printf("  --grad                the entry's backward pass instead (what opt --grad writes\n"
            "                        to OUT_backward.py: the gradients of sum(output * grad_out))\n");
   if (c->run == cmd_tune)
@@ -869,7 +871,8 @@ static int parse_args(Opts *o, int argc, char **argv) {
       o->emit_pytorch = v;
     } else if (cur_cmd->run == cmd_grad && !strcmp(a, "--check")) {
       o->check = true;
-    } else if ((cur_cmd->run == cmd_opt || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_graph) &&
+    } else if ((cur_cmd->run == cmd_opt || cur_cmd->run == cmd_verify || cur_cmd->run == cmd_tiles || cur_cmd->run == cmd_graph ||
+                cur_cmd->run == cmd_explain) &&
                !strcmp(a, "--grad")) {
       o->grad = true;
       o->backward = cur_cmd->run != cmd_opt;

@@ -13,7 +13,9 @@ temp and scratch; the kernels' predicted times add up to the total; and the
 text and JSON forms name the same kernels.  Then what some plans must show:
 RMSNorm -> matmul's sum of squares is deferred past the product's loop
 (its state's node listed), attention's key loop is not (its row max is read
-in the loop).  One line per check, then "N passed, M failed".
+in the loop).  --grad explains the backward pass: "backward" is true and
+its kernels are those `tiles --grad` prints.  One line per check, then
+"N passed, M failed".
 """
 import json
 import os
@@ -35,6 +37,7 @@ PROGRAMS = [
     ("examples/transformer_lm.lean", "lm_small", None),
     ("tests/emit/small_products.lean", "twoSumMatmul", "M=300,K=1000,N=200"),
     ("tests/search/programs.lean", "ln_linear_big", None),
+    ("examples/transformer_lm.lean", "lm_small", "--grad"),
 ]
 
 counts = {"passed": 0, "failed": 0}
@@ -45,9 +48,13 @@ def report(ok, what, detail=""):
     print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f"  {detail}" if detail else ""), flush=True)
 
 
+def args(sizes):
+    """a program's third field: --size's value, or --grad"""
+    return ["--grad"] if sizes == "--grad" else (["--size", sizes] if sizes else [])
+
+
 def explain(tool, path, entry, sizes, fmt):
-    cmd = [tool, "explain", path, "--entry", entry] + (["--size", sizes] if sizes else []) + \
-          (["--format", "json"] if fmt == "json" else [])
+    cmd = [tool, "explain", path, "--entry", entry] + args(sizes) + (["--format", "json"] if fmt == "json" else [])
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[:300]}")
@@ -80,7 +87,8 @@ def check(tool, path, entry, sizes):
 
 def main():
     tool = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "tilesmith")
-    got = {entry: check(tool, path, entry, sizes) for path, entry, sizes in PROGRAMS}
+    got = {entry + (sizes if sizes == "--grad" else ""): check(tool, path, entry, sizes)
+           for path, entry, sizes in PROGRAMS}
     rm = got.get("rmsnorm_matmul_16k")
     if rm:
         prod = [k for k in rm["kernels"] if k["tensor_core_flops"] > 0]
@@ -91,6 +99,16 @@ def main():
     if att:
         deferred = [x for k in att["kernels"] for x in k["deferred_reductions"]]
         report(not deferred, "attention_4k: nothing deferred (the row max is read in the key loop)", str(deferred))
+    bw = got.get("lm_small--grad")
+    if bw:
+        r = subprocess.run([tool, "tiles", "examples/transformer_lm.lean", "--entry", "lm_small", "--grad", "--format",
+                            "json"], cwd=ROOT, capture_output=True, text=True)
+        tiles = [k["name"] for k in json.loads(r.stdout)["kernels"]] if r.returncode == 0 else None
+        fwd = got.get("lm_small")
+        ok = bw.get("backward") is True and fwd and fwd.get("backward") is False and \
+            tiles == [k["name"] for k in bw["kernels"]]
+        report(ok, "lm_small --grad: explains the backward pass (the kernels tiles --grad prints)",
+               f"{len(bw['kernels'])} kernels, tiles {len(tiles) if tiles else tiles}")
     print(f"{counts['passed']} passed, {counts['failed']} failed")
     return 1 if counts["failed"] else 0
 
