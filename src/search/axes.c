@@ -131,26 +131,39 @@ bool plan_axes(Plan *p, PKernel *k) {
   if (!k->member[k->root->id]) return fail(k, "an output that is a leaf is stored by the naive lowering", k->root);
   /* tensors in memory that two or more members read (not scalars, not index
      arithmetic) */
-  int *readers = arena_alloc(a, sizeof(int) * (size_t)nn);
+  int *readers = p->marks->count_at;
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < k->members.len; i++) {
+      const Node *n = k->members.data[i];
+      for (int o = 0; o < n->nin; o++) {
+        const Node *x = n->in[o];
+        if (k->member[x->id] || x->shape.rank == 0 || x->kind != EK_REAL || x->op == OP_CONST) continue;
+        bool dup = false;
+        for (int q = 0; q < o; q++) dup |= n->in[q] == x;
+        if (dup) continue;
+        if (pass == 0) readers[x->id]++;
+        else if (pass == 1 && readers[x->id] >= 2 && !k->loaded[x->id]) k->loaded[x->id] = true;
+        else if (pass == 2) readers[x->id] = 0; /* (zero again for the next call) */
+      }
+    }
+  k->axnodes.len = 0;
+  for (int i = 0; i < k->members.len; i++) vec_push(a, &k->axnodes, k->members.data[i]);
   for (int i = 0; i < k->members.len; i++) {
     const Node *n = k->members.data[i];
     for (int o = 0; o < n->nin; o++) {
       const Node *x = n->in[o];
-      if (k->member[x->id] || x->shape.rank == 0 || x->kind != EK_REAL || x->op == OP_CONST) continue;
-      bool dup = false;
-      for (int q = 0; q < o; q++) dup |= n->in[q] == x;
-      if (!dup) readers[x->id]++;
+      if (k->loaded[x->id] && !k->member[x->id]) {
+        bool listed = false;
+        for (int q = k->members.len; q < k->axnodes.len && !listed; q++) listed = k->axnodes.data[q] == x;
+        if (!listed) vec_push(a, &k->axnodes, x);
+      }
     }
   }
-  k->axnodes.len = 0;
-  for (int i = 0; i < nn; i++) {
-    if (readers[i] >= 2) k->loaded[i] = true;
-    if (k->member[i] || k->loaded[i]) vec_push(a, &k->axnodes, g->nodes[i]);
-  }
+  plan_sort_nodes(&k->axnodes);
   NodeList nodes = k->axnodes;
   /* slots: (TS_MAX_RANK + 1) per member: its dimensions, then its reduced axis */
   int S = TS_MAX_RANK + 1;
-  int *slot_of = arena_alloc(a, sizeof(int) * (size_t)nn);
+  int *slot_of = p->marks->slot_at;
   int nslots = 0;
   for (int i = 0; i < nodes.len; i++) slot_of[nodes.data[i]->id] = nslots++ * S;
   int *par = arena_alloc(a, sizeof(int) * (size_t)(nslots * S + 1));

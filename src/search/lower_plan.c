@@ -1918,6 +1918,7 @@ TileProgram *tile_lower_plan(Plan *p) {
     tp->of_node[n->id] = tile_global_buf(tp, n, arena_printf(g->ctx->arena, "t%d_%s", n->id, op_info[n->op].name), GB_TEMP);
   }
   tile_program_output(tp);
+  LP tables = {0};
   for (int ki = 0; ki < p->kernels.len; ki++) {
     PKernel *pk = p->kernels.data[ki];
     if (pk->naive) {
@@ -1927,15 +1928,32 @@ TileProgram *tile_lower_plan(Plan *p) {
       continue;
     }
     LP L = {.a = g->ctx->arena, .g = g, .p = p, .tp = tp, .pk = pk, .nn = g->nnodes, .pass = -1, .want_row = -1};
-    L.tile = arena_alloc(L.a, sizeof(TBuf *) * (size_t)L.nn);
-    L.tax = arena_alloc(L.a, sizeof *L.tax * (size_t)L.nn);
-    L.tlist = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);
-    L.tdep = arena_alloc(L.a, sizeof(Node *) * (size_t)L.nn);
-    L.tother = arena_alloc(L.a, sizeof(double) * (size_t)L.nn);
-    L.mark = arena_alloc(L.a, sizeof(int) * (size_t)L.nn);
-    L.stack = arena_alloc(L.a, sizeof(Node *) * (size_t)L.nn);
-    L.sub = arena_alloc(L.a, sizeof(SubKind) * (size_t)L.nn);
-    L.sub_keep = arena_alloc(L.a, sizeof(int8_t) * (size_t)L.nn);
+    /* the per-node tables, cleared for each kernel (one set for the
+       program: a deep model's backward has thousands of kernels over
+       thousands of nodes) */
+    size_t nn = (size_t)L.nn;
+    if (!tables.tile) {
+      tables.tile = arena_alloc(L.a, sizeof(TBuf *) * nn);
+      tables.tax = arena_alloc(L.a, sizeof *L.tax * nn);
+      tables.tlist = arena_alloc(L.a, sizeof(int) * nn);
+      tables.tdep = arena_alloc(L.a, sizeof(Node *) * nn);
+      tables.tother = arena_alloc(L.a, sizeof(double) * nn);
+      tables.mark = arena_alloc(L.a, sizeof(int) * nn);
+      tables.stack = arena_alloc(L.a, sizeof(Node *) * nn);
+      tables.sub = arena_alloc(L.a, sizeof(SubKind) * nn);
+      tables.sub_keep = arena_alloc(L.a, sizeof(int8_t) * nn);
+    } else {
+      memset(tables.tile, 0, sizeof(TBuf *) * nn);
+      memset(tables.tax, 0, sizeof *L.tax * nn);
+      memset(tables.tdep, 0, sizeof(Node *) * nn);
+      memset(tables.tother, 0, sizeof(double) * nn);
+      memset(tables.mark, 0, sizeof(int) * nn);
+      memset(tables.sub, 0, sizeof(SubKind) * nn);
+      memset(tables.sub_keep, 0, sizeof(int8_t) * nn);
+    }
+    L.tile = tables.tile, L.tax = tables.tax, L.tlist = tables.tlist, L.tdep = tables.tdep;
+    L.tother = tables.tother, L.mark = tables.mark, L.stack = tables.stack, L.sub = tables.sub;
+    L.sub_keep = tables.sub_keep;
     for (int i = 0; i < L.nn; i++) L.tlist[i] = -1;
     if (!lower_fused(&L)) {
       snprintf(pk->why, sizeof pk->why, "%s", L.why);

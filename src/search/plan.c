@@ -23,7 +23,12 @@ Plan *plan_new(Graph *g, DType dt) {
   p->marks = arena_alloc(a, sizeof *p->marks);
   p->marks->seen_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
   p->marks->member_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-  p->marks->local_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+  size_t nn = (size_t)(g->nnodes ? g->nnodes : 1);
+  p->marks->local_at = arena_alloc(a, sizeof(int) * nn);
+  p->marks->count_at = arena_alloc(a, sizeof(int) * nn);
+  p->marks->slot_at = arena_alloc(a, sizeof(int) * nn);
+  p->marks->flag_at = arena_alloc(a, sizeof(bool) * nn);
+  p->marks->sign_at = arena_alloc(a, nn);
   for (int i = 0; i < g->nnodes; i++) p->kernel_of[i] = -1;
   return p;
 }

@@ -137,7 +137,14 @@ typedef struct Plan {
   /* per node id, stamps of plan_members' walks (shared by a plan's
      copies, so stamps never repeat): visited in this walk, a member of
      this kernel */
-  struct PlanMarks { int *seen_at, *member_at, *local_at; int stamp; } *marks;
+  struct PlanMarks {
+    int *seen_at, *member_at, *local_at; int stamp;
+    /* scratch of plan_axes and plan_stream, per node (one set per plan,
+       not one per call: thousands of calls over thousands of nodes):
+       readers of a tensor in memory (all zero between calls), a member's
+       first slot, a walk's flags, a sign */
+    int *count_at, *slot_at; bool *flag_at; int8_t *sign_at;
+  } *marks;
 } Plan;
 
 /* The node a naive kernel k computes and stores: the reshape its root is

@@ -75,19 +75,9 @@
 
 #define BYTES_PER_FLOP_BALANCE 206.0 /* H200: 989e12 / 4.8e12 */
 
-typedef struct Bind { const SizeArg *v; int n; bool charge_normalized; } Bind;
-
-static double dim_at(const Dim *d, const Bind *b) {
-  int64_t v;
-  return d->sym && b->n && dim_value_at(d, b->v, b->n, &v) ? (double)v : (double)d->n;
-}
-
-static double numel_at(const Shape *s, const Bind *b) {
-  double n = 1;
-  for (int i = 0; i < s->rank; i++) n *= dim_at(&s->d[i], b);
-  return n;
-}
-
+/* The sizes bound, and the value of each symbolic size met so far by its
+   string's address (the extraction asks for the same few thousands of
+   times: parsing "H*D" each time was most of its cost on a deep model) */
 /* computed: the class's value is computed (not an input or a layout of
    one); pointwise: by an elementwise op, so a reduction over it must first
    hold it as a tile; stat: a statistic along the last axis (a reduction
@@ -96,8 +86,42 @@ static double numel_at(const Shape *s, const Bind *b) {
    (x - mean, x * rstd) */
 typedef struct Summary { bool computed, pointwise, stat, normalized; } Summary;
 
+#define BIND_MEMO 1024
+typedef struct Bind {
+  Summary canon[16]; /* every summary there is: what a term's cost points its readers to */
+  const SizeArg *v;
+  int n;
+  bool charge_normalized;
+  const char *memo_sym[BIND_MEMO];
+  double memo_val[BIND_MEMO];
+} Bind;
+
+static double dim_at(const Dim *d, Bind *b) {
+  if (!d->sym || !b->n) return (double)d->n;
+  uint64_t h = (uint64_t)(uintptr_t)d->sym * 0x9e3779b97f4a7c15ull;
+  for (int i = (int)(h >> 54), probes = 0; probes < BIND_MEMO; i = (i + 1) & (BIND_MEMO - 1), probes++) {
+    if (b->memo_sym[i] == d->sym) return b->memo_val[i];
+    if (!b->memo_sym[i]) {
+      int64_t v;
+      double r = dim_value_at(d, b->v, b->n, &v) ? (double)v : (double)d->n;
+      b->memo_sym[i] = d->sym;
+      b->memo_val[i] = r;
+      return r;
+    }
+  }
+  int64_t v;
+  return dim_value_at(d, b->v, b->n, &v) ? (double)v : (double)d->n;
+}
+
+static double numel_at(const Shape *s, Bind *b) {
+  double n = 1;
+  for (int i = 0; i < s->rank; i++) n *= dim_at(&s->d[i], b);
+  return n;
+}
+
+
 static double io_cost(const EgTerm *t, void **summary) {
-  const Bind *b = t->user;
+  Bind *b = t->user;
   double own = 0, out = numel_at(&t->facts->shape, b);
   bool computed = false, pointwise = false, stat = false, normalized = false;
   const Shape *os = &t->facts->shape;
@@ -158,12 +182,8 @@ static double io_cost(const EgTerm *t, void **summary) {
     break;
   }
   }
-  Summary *s = eg_alloc(t->eg, sizeof *s);
-  s->computed = computed;
-  s->pointwise = pointwise;
-  s->stat = stat;
-  s->normalized = normalized;
-  *summary = s;
+  /* one of the sixteen, not a new one: the extraction asks millions of times */
+  *summary = &b->canon[computed | pointwise << 1 | stat << 2 | normalized << 3];
   double c = own;
   for (int i = 0; i < t->nin; i++) c += t->kid_cost[i];
   return c;
@@ -223,10 +243,15 @@ static Graph *rewrite(Graph *g, const SizeArg *bind, int nbind, const char *skip
   info->enodes = rep->enodes;
   info->eclasses = rep->eclasses;
   info->seconds = rep->seconds;
-  Bind b = {bind, nbind, any_unsafe};
+  Bind *b = calloc(1, sizeof *b);
+  if (!b) ts_fatal(g->ctx, "out of memory");
+  b->v = bind, b->n = nbind, b->charge_normalized = any_unsafe;
+  for (int i = 0; i < 16; i++)
+    b->canon[i] = (Summary){.computed = i & 1, .pointwise = i >> 1 & 1, .stat = i >> 2 & 1, .normalized = i >> 3 & 1};
   const char *const *used = NULL;
   int nused = 0;
-  Graph *out = eg_extract_dag(eg, eg_root(eg), io_cost, &b, &used, &nused);
+  Graph *out = eg_extract_dag(eg, eg_root(eg), io_cost, b, &used, &nused);
+  free(b);
   /* the names outlive the e-graph */
   info->rules = arena_alloc(g->ctx->arena, sizeof(char *) * (size_t)(nused ? nused : 1));
   for (int i = 0; i < nused; i++) info->rules[i] = arena_strdup(g->ctx->arena, used[i]);

@@ -74,6 +74,7 @@ typedef struct S {
   Arena *scratch;    /* where each plan is built and priced (reset after each) */
   Arena *lowering;   /* where each configuration of a kernel is lowered to be priced (reset after each) */
   bool cyclic;       /* the last plan built: two kernels read what the other stores (priced infinite) */
+  bool *flags[4];    /* zeroed(): the moves' walks' per-node flags */
 } S;
 
 static int64_t pow2ceil(int64_t v) {
@@ -358,6 +359,27 @@ static uint64_t shape_key(const S *s, Plan *p, const PKernel *k) {
   return w.h;
 }
 
+/* A binary min-heap of ints. */
+static void heap_push(int *h, int *n, int v) {
+  int i = (*n)++;
+  for (; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+  h[i] = v;
+}
+
+static int heap_pop(int *h, int *n) {
+  int top = h[0], v = h[--*n], i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = v;
+  return top;
+}
+
 /* Kernel order: every kernel after the kernels storing what it reads
    (walking down from its outputs through nodes no one stores), ties by the
    smallest output id.  Moves that keep each kernel where its first output
@@ -395,25 +417,35 @@ static void order_groups(S *s, int *order, int no) {
   }
   s->cyclic = false;
   if (sorted) return;
-  int *indeg = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)no);
-  bool *done = arena_alloc(s->g->ctx->arena, sizeof(bool) * (size_t)no);
-  int *by_pos = arena_alloc(s->g->ctx->arena, sizeof(int) * (size_t)no);
+  /* Kahn's algorithm, always taking the ready kernel earliest in the
+     order given (a min-heap of positions; edges as adjacency lists) */
+  Arena *a = s->g->ctx->arena;
+  int *indeg = arena_alloc(a, sizeof(int) * (size_t)no);
+  int *start = arena_alloc(a, sizeof(int) * (size_t)(no + 1));
+  int *adj = arena_alloc(a, sizeof(int) * (size_t)(from.len ? from.len : 1));
+  int *heap = arena_alloc(a, sizeof(int) * (size_t)no);
+  int *by_pos = arena_alloc(a, sizeof(int) * (size_t)no);
   memcpy(by_pos, order, sizeof(int) * (size_t)no);
-  for (int e = 0; e < from.len; e++) indeg[to.data[e]]++;
-  for (int n = 0; n < no; n++) {
-    int pick = -1;
-    for (int j = 0; j < no && pick < 0; j++)
-      if (!done[j] && !indeg[j]) pick = j;
-    if (pick < 0) { /* a cycle: the rest in id order */
-      s->cyclic = true;
-      for (int j = 0; j < no; j++)
-        if (!done[j]) order[n++] = by_pos[j], done[j] = true;
-      return;
-    }
+  for (int e = 0; e < from.len; e++) indeg[to.data[e]]++, start[from.data[e] + 1]++;
+  for (int j = 0; j < no; j++) start[j + 1] += start[j];
+  int *fill = arena_alloc(a, sizeof(int) * (size_t)no);
+  memcpy(fill, start, sizeof(int) * (size_t)no);
+  for (int e = 0; e < from.len; e++) adj[fill[from.data[e]]++] = to.data[e];
+  bool *done = arena_alloc(a, sizeof(bool) * (size_t)no);
+  int nh = 0, n = 0;
+  for (int j = 0; j < no; j++)
+    if (!indeg[j]) heap_push(heap, &nh, j);
+  while (nh) {
+    int pick = heap_pop(heap, &nh);
     done[pick] = true;
-    order[n] = by_pos[pick];
-    for (int e = 0; e < from.len; e++)
-      if (from.data[e] == pick) indeg[to.data[e]]--;
+    order[n++] = by_pos[pick];
+    for (int e = start[pick]; e < start[pick + 1]; e++)
+      if (--indeg[adj[e]] == 0) heap_push(heap, &nh, adj[e]);
+  }
+  if (n < no) { /* a cycle: the rest in the order given */
+    s->cyclic = true;
+    for (int j = 0; j < no; j++)
+      if (!done[j]) order[n++] = by_pos[j];
   }
 }
 
@@ -933,7 +965,10 @@ static void note_cand(S *s, double cost, const char *what) {
   int n = 0;
   for (int i = 0; i < s->groups.len; i++)
     if (s->groups.data[i].alive) n += s->groups.data[i].outs.len + 1;
-  int *part = arena_alloc(s->a, sizeof(int) * (size_t)(n ? n : 1));
+  /* the slot's old partition's buffer when it is large enough (a search
+     that improves at every move notes thousands of partitions) */
+  int *part = st->cands[at].part, cap = part ? st->cands[at].cap : 0;
+  if (cap < n) part = arena_alloc(s->a, sizeof(int) * (size_t)(n ? n : 1)), cap = n;
   n = 0;
   for (int i = 0; i < s->groups.len; i++) {
     const Group *G = &s->groups.data[i];
@@ -941,7 +976,7 @@ static void note_cand(S *s, double cost, const char *what) {
     for (int j = 0; j < G->outs.len; j++) part[n++] = G->outs.data[j]->id;
     part[n++] = -1;
   }
-  st->cands[at] = (SearchCand){cost, kernels, "", part, n};
+  st->cands[at] = (SearchCand){cost, kernels, "", part, n, cap};
   snprintf(st->cands[at].what, sizeof st->cands[at].what, "%s", what);
   while (at > 0 && st->cands[at - 1].cost > st->cands[at].cost) {
     SearchCand t = st->cands[at];
@@ -1032,11 +1067,19 @@ static bool store_alone(const S *s, const Node *n, int *const *users, const int 
   return true;
 }
 
+/* Per-node flags for one walk of a move, zeroed (one buffer per walk
+   kind, kept for the search: a move used to allocate fresh ones, and a
+   deep model's search made thousands of moves over thousands of nodes) */
+static bool *zeroed(S *s, int which) {
+  if (!s->flags[which]) s->flags[which] = arena_alloc(s->a, sizeof(bool) * (size_t)(s->nn ? s->nn : 1));
+  memset(s->flags[which], 0, sizeof(bool) * (size_t)s->nn);
+  return s->flags[which];
+}
+
 static int cut_cone(S *s, const Node *n, int *const *users, const int *nusers, bool no_pp, int *producers, int *level,
                     int *nlevels) {
   const Graph *g = s->g;
-  bool *in = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
-  bool *next = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  bool *in = zeroed(s, 0), *next = zeroed(s, 1);
   in[n->id] = true;
   int np = 0, nlev = 0;
   for (bool grew = true; grew && np < 16; nlev++) {
@@ -1074,7 +1117,7 @@ static int readers(S *s, const Node *n, const int *const *users, const int *nuse
   int cnt = 0;
   const Node *stack[4096];
   int sp = 0;
-  bool *seen = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  bool *seen = zeroed(s, 2);
   stack[sp++] = n;
   while (sp) {
     const Node *m = stack[--sp];
@@ -1175,7 +1218,7 @@ static bool reads_before(S *s, int gi, int before) {
   const Group *G = &s->groups.data[gi];
   const Node *stack[4096];
   int sp = 0;
-  bool *seen = arena_alloc(s->a, sizeof(bool) * (size_t)s->nn);
+  bool *seen = zeroed(s, 3);
   for (int i = 0; i < G->outs.len && sp < 4096; i++) stack[sp++] = G->outs.data[i];
   while (sp) {
     const Node *m = stack[--sp];

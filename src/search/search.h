@@ -59,7 +59,7 @@ typedef struct SearchCand {
   /* its partition: the stored nodes of each kernel, kernels in a row, each
      ended by -1 (what the plan is rebuilt from when it is asked for) */
   int *part;
-  int npart;
+  int npart, cap;            /* (cap: part's length, reused for a later candidate) */
 } SearchCand;
 #define SEARCH_MAX_CANDS 6
 

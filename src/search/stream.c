@@ -346,8 +346,8 @@ bool plan_stream(Plan *p, PKernel *k) {
   /* fresh every time: a copy of the kernel (the search's best
      configuration so far) keeps the states it was priced with */
   k->states = arena_alloc(g->ctx->arena, sizeof(PState) * PLAN_MAX_STATES);
-  bool *seen = arena_alloc(g->ctx->arena, sizeof(bool) * (size_t)nn);
-  int8_t *sign = arena_alloc(g->ctx->arena, (size_t)nn);
+  bool *seen = p->marks->flag_at;
+  int8_t *sign = p->marks->sign_at;
   memset(sign, -1, (size_t)nn);
   Fac f = {.k = k, .seen = seen, .sign = sign, .nn = nn};
   for (int i = 0; i < k->members.len; i++) {
