@@ -56,6 +56,7 @@ tests/emit/small_products.lean rowScaledSoftmax M=2,N=100000
 tests/emit/small_products.lean twoExp M=2,N=100000
 tests/emit/small_products.lean sameExpTwice M=2,N=100000
 tests/emit/small_products.lean attnMeanPool B=3,N=37,D=24,C=10
+tests/search/programs.lean halfSlice M=37,N=45
 CASES
   while read -r f e sizes; do
     one "$f $e --grad [$sizes]" --grad "$f" --entry "$e" --size "$sizes"

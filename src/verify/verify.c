@@ -74,7 +74,8 @@
  *             carried state between tiles are exercised (the other
  *             families fit most streamed axes in one tile).
  * An instance that does not elaborate (a constraint of the program rejects
- * it) is skipped silently, as is one equal to an earlier instance.  Each
+ * it) or has a tensor with no elements (opt refuses those sizes) is
+ * skipped silently, as is one equal to an earlier instance.  Each
  * instance runs `trials` trials of normal inputs and one of each adversarial
  * kind.  Normal inputs are drawn as everywhere (ir/inputs.c: weights feeding
  * a matmul normal(0, 1/fan_in)); the adversarial kinds start from normal(0, 1)
@@ -726,6 +727,11 @@ static TileProgram *build(Ctx *c, const Program *prog, const char *entry, SizeAr
   Graph *g = instance_graph(c, prog, entry, s, n, o);
   c->unwind = prev;
   c->err = save;
+  /* a tensor with no elements (a slice to N / 2 at N = 1): opt refuses
+     such sizes (the GPU kernels need every tensor nonempty), so it is not
+     an instance of what opt emits */
+  for (int i = 0; i < g->nnodes; i++)
+    if (shape_numel(&g->nodes[i]->shape) == 0) return NULL;
   TileProgram *tp;
   if (o->plan) {
     /* the program opt emits: the graph rewritten as opt rewrites it, the
