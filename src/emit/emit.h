@@ -130,6 +130,12 @@ struct Emit {
   const TBuf *staged[16];   /* fragments read through a shared copy (TileLang) */
   int stage_from[16];       /* ... by the top-level statements after this index */
   int nstaged;
+  /* ... and those copied inside a loop, right after the reduction that
+     writes them (read through the copy by the rest of that loop's body) */
+  const TBuf *lstaged[8];
+  const Stmt *lstage_after[8];
+  bool lstage_on[8];
+  int nlstaged;
   const TBuf *shared_a[8];  /* TileLang: computed product A operands written to shared memory */
   int nshared_a;
   int top;                  /* the index of the top-level statement being written */

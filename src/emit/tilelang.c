@@ -120,8 +120,11 @@ static int staged_index(const Emit *e, const TBuf *b) {
   return -1;
 }
 
-/* Does a statement at top level `top` read b's staged shared copy? */
+/* Does a statement at top level `top` read b's staged shared copy (or,
+   inside a loop, one copied earlier in its body)? */
 static bool staged_at(const Emit *e, const TBuf *b, int top) {
+  for (int i = 0; i < e->nlstaged; i++)
+    if (e->lstaged[i] == b && e->lstage_on[i]) return true;
   int i = staged_index(e, b);
   return i >= 0 && top > e->stage_from[i];
 }
@@ -334,6 +337,47 @@ static void trans_read(const SExpr *x, void *ud) {
                   written_by(t->k, ST_GEMM, x->buf);
   }
 }
+/* A loop-carried row state reduced inside a loop and read later in the
+   same body by a map that also reads a product's accumulator with rows and
+   columns exchanged (a streamed logsumexp over the rows of C[j, i]):
+   TileLang 0.1.15 finds no layout for that map ("no available layout
+   found"), as for the statistics find_staged copies between top-level
+   statements; here the copy goes into the loop body, right after the
+   reduction, and the rest of the body reads it. */
+typedef struct ReadsBuf { const TBuf *b; bool hit; } ReadsBuf;
+static void reads_buf(const SExpr *x, void *ud) {
+  ReadsBuf *r = ud;
+  r->hit |= x->kind == SX_TILE && x->buf == r->b;
+}
+static void reads_buf_expr(const SExpr *x, void *ud) { sexpr_walk(x, reads_buf, ud); }
+static void swapped_expr(const SExpr *x, void *ud) { sexpr_walk(x, trans_read, ud); }
+
+static bool find_loop_staged(const Stmt *loop, int depth, void *ud) {
+  (void)depth;
+  Emit *e = ud;
+  if (loop->kind != ST_LOOP) return true;
+  for (int q = 0; q < loop->body.len; q++) {
+    const Stmt *r = loop->body.data[q];
+    if (r->kind != ST_REDUCE || r->dst->scope != SCOPE_FRAGMENT || r->dst->shape.rank != 1) continue;
+    bool need = false;
+    for (int m = q + 1; m < loop->body.len && !need; m++) {
+      const Stmt *x = loop->body.data[m];
+      if (x->kind != ST_MAP) continue;
+      ReadsBuf rd = {r->dst, false};
+      TransRead t = {.k = e->k, .buf = x->dst};
+      stmt_exprs(x, reads_buf_expr, &rd);
+      stmt_exprs(x, swapped_expr, &t);
+      need = rd.hit && t.swapped;
+    }
+    if (need && e->nlstaged < 8) {
+      e->lstaged[e->nlstaged] = r->dst;
+      e->lstage_after[e->nlstaged] = r;
+      e->lstage_on[e->nlstaged++] = false;
+    }
+  }
+  return true;
+}
+
 typedef struct TransOp { const Kernel *k; const TBuf *buf; bool gemm, acc, trans, swapped, reduced; } TransOp;
 static bool trans_op(const Stmt *s, int depth, void *ud) {
   (void)depth;
@@ -573,7 +617,19 @@ static void tl_stmt(Emit *e, const Stmt *s, const char *ind) {
 }
 
 static void tl_list(Emit *e, const StmtList *l, const char *ind) {
-  for (int i = 0; i < l->len; i++) tl_stmt(e, l->data[i], ind);
+  bool on[8];
+  memcpy(on, e->lstage_on, sizeof on);
+  for (int i = 0; i < l->len; i++) {
+    tl_stmt(e, l->data[i], ind);
+    for (int q = 0; q < e->nlstaged; q++)
+      if (e->lstage_after[q] == l->data[i]) {
+        emit_printf(e, "%sfor i in T.Parallel(%lld):\n%s    %s_s[i] = %s[i]\n", ind,
+                    (long long)e->lstaged[q]->shape.d[0].n, ind, e->lstaged[q]->name, e->lstaged[q]->name);
+        e->lstage_on[q] = true;
+      }
+  }
+  /* the copies serve the rest of their body only */
+  memcpy(e->lstage_on, on, sizeof on);
 }
 
 static Scope emitted_scope(const Emit *e, const Kernel *k, const TBuf *t);
@@ -1095,11 +1151,21 @@ static void tl_kernel(Emit *e, const Kernel *k) {
   int last = -1;
   for (int i = 0; i < k->body.len; i++)
     if (k->body.data[i]->kind == ST_LOOP) last = i;
-  e->nstaged = 0;
-  if (k->kind == KERNEL_FUSED) find_staged(e, k, last);
+  e->nstaged = e->nlstaged = 0;
+  if (k->kind == KERNEL_FUSED) {
+    find_staged(e, k, last);
+    tile_walk(&k->body, find_loop_staged, e);
+  }
   for (int i = 0; i < e->nstaged; i++)
     emit_printf(e, "        %s_s = T.alloc_shared((%lld,), \"%s\")\n", e->staged[i]->name,
                 (long long)e->staged[i]->shape.d[0].n, dtype_name(e->staged[i]->dtype));
+  for (int i = 0; i < e->nlstaged; i++) {
+    bool dup = staged_index(e, e->lstaged[i]) >= 0; /* (its copy declared already) */
+    for (int j = 0; j < i; j++) dup |= e->lstaged[j] == e->lstaged[i];
+    if (!dup)
+      emit_printf(e, "        %s_s = T.alloc_shared((%lld,), \"%s\")\n", e->lstaged[i]->name,
+                  (long long)e->lstaged[i]->shape.d[0].n, dtype_name(e->lstaged[i]->dtype));
+  }
   /* after find_staged: a staged read links no layout.  A kernel with an
      annotated layout loads element-wise: where a pipelined loop's tiles
      come by T.copy TileLang splits the block into a producer and
@@ -1126,7 +1192,7 @@ static void tl_kernel(Emit *e, const Kernel *k) {
     if (!tl_staged_store(e, k, k->body.data[i], i)) tl_stmt(e, k->body.data[i], "        ");
   }
   e->top = 0;
-  e->nstaged = 0;
+  e->nstaged = e->nlstaged = 0;
   e->nshared_a = 0;
   if (!k->body.len) emit_printf(e, "        pass\n");
 }

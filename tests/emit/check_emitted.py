@@ -128,6 +128,7 @@ SMALL = [
     # tile reads the accumulator transposed, through shared memory
     ("tests/emit/shared_tiles.lean", "colSumMax", "M=100,K=37,N=300"),
     ("tests/emit/shared_tiles.lean", "colLogSoftmaxMm", "M=100,K=37,N=300"),
+    ("tests/emit/shared_tiles.lean", "colLogsumexp", "M=1000,K=24,N=45"),
     # a product's columns fewer than 16 and reduced as rows (a softmax over
     # 10 or 4 classes): the tile is padded to 16 and masked
     ("tests/emit/small_products.lean", "classProbs", "M=37,K=64,N=10"),

@@ -36,6 +36,12 @@ def colSumMax (M K N : Nat) (a : Tensor [M, K]) (W1 W2 : Param [K, N]) : Tensor 
 def colLogSoftmaxMm (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [M, N] :=
   logSoftmax (a ⬝ b) (dim := -2)
 
+/-- The same over rows enough to stream (held out in session 22): the
+running max is reduced in the loop and read beside the transposed
+accumulator in the same trip, through a shared copy made in the loop. -/
+def colLogsumexp (M K N : Nat) (a : Tensor [M, K]) (b : Tensor [K, N]) : Tensor [1, N] :=
+  logsumexp (a ⬝ b) (dim := 0)
+
 /-- A contrastive loss (held out in session 20).  Its backward pass at
 B=4096, D=1024, E=256 has a kernel that accumulates a row sum over a loop
 whose loads TileLang would copy (T.copy, a producer and consumers) and then
