@@ -65,7 +65,10 @@ TRAIN_LOWER = [("examples/attention.lean", "attention", "B=2,H=8,N=1024,D=64"),
                # loop and read along the rows of its computed operand: TileLang
                # ran the reading loop on some threads with a barrier inside
                # (k5 would hang) until such fragments went to shared memory
-               ("tests/search/programs.lean", "tempAttention", "B=2,N=1024,D=64")]
+               ("tests/search/programs.lean", "tempAttention", "B=2,N=1024,D=64"),
+               # a gradient tile both products' operand (left of one, right of
+               # the other): shared memory, not a fragment of two layouts
+               ("tests/emit/shared_tiles.lean", "bilinNorm", "M=37,N=37,D=24,E=17")]
 report = Tally()
 
 

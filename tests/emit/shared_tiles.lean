@@ -58,3 +58,15 @@ def infoNCE (B D E : Nat) (x y : Tensor [B, D]) (Wx Wy : Param [D, E]) : Tensor 
   let s := (a ⬝ bᵀ) * 10.0
   let diag := cast (reshape (iota B) [B, 1] == reshape (iota B) [1, B])
   0 - mean (sum (diag * logSoftmax s)) (dim := 0)
+
+/-- A bilinear loss with the rows of a ⬝ W normalized (held out in session
+22).  Its backward pass computes the gradient g of the normalized rows in a
+kernel that reads it as the left operand of g ⬝ Wᵀ and the right operand of
+aᵀ ⬝ g: TileLang takes a right operand from shared memory only (a fragment
+there got two layouts), and the rows' sum, reduced at the top level and
+read beside an accumulator read transposed, goes through a shared copy. -/
+def bilinNorm (M N D E : Nat) (a : Tensor [M, D]) (W : Param [D, E]) (b : Tensor [N, E])
+    (c : Tensor [M, N]) : Tensor [1, 1] :=
+  let e := a ⬝ W
+  let n := e * rsqrt (sum (e * e) + 1e-8)
+  sum (sum ((n ⬝ bᵀ) * c) (dim := 0))
