@@ -73,6 +73,15 @@ examples/transformer_block.lean transformerBlock B=2,N=512,D=512,H=8,F=1408
 examples/mlp_classifier.lean residualMlpLoss B=256,I=64,D=256,L=4,C=10
 examples/transformer_lm.lean transformerLMLoss B=16,N=128,V=256,D=256,H=4,F=704,L=4
 CASES
+  # a depth of 2 kept by every shrunken instance, so the plan carries over
+  # to all of them (shrunk to 3 or 1, all but one were skipped)
+  line=$("$bin" verify tests/search/programs.lean --entry residualStack --size M=4096,D=1024,L=2 --trials 1 2>&1 | tail -1)
+  case "$line" in
+    *"does not carry over"* | *" 1 instance,"*)
+      fail=$((fail + 1)); echo "FAIL residualStack at depth 2: $line" ;;
+    *" passed, 0 failed"*) pass=$((pass + 1)); echo "ok   residualStack at depth 2, every instance checked: $line" ;;
+    *) fail=$((fail + 1)); echo "FAIL residualStack at depth 2: $line" ;;
+  esac
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -971,12 +971,13 @@ int verify_entry(Ctx *c, const Program *prog, const char *entry, SizeArg *sizes,
   bool structural[MAX_NATS] = {0};
   if (o->plan)
     for (int k = 0; k < nn; k++) {
-      if (nats[k].value <= 2) continue;
+      if (nats[k].value <= 1) continue; /* (every family keeps a 1) */
       SizeArg s[MAX_NATS];
       for (int q = 0; q < nn; q++) s[q] = (SizeArg){nats[q].name, nats[q].value, false};
-      /* a depth changes the structure at every other value; a size may
-         fold something at one small value only (so two probes) */
-      s[k].value = nats[k].value > 3 ? 3 : 2;
+      /* a depth changes the structure at every other value (a depth of 2
+         too: probed at 3); a size may fold something at one small value
+         only (so two probes) */
+      s[k].value = nats[k].value == 2 ? 3 : nats[k].value > 3 ? 3 : 2;
       structural[k] = probe_matches(c, prog, entry, s, nn, o) == 0;
       if (structural[k] && nats[k].value > 5) {
         s[k].value = 5;

@@ -180,3 +180,9 @@ columns, sizes opt refuses, so verify's shrunken instances must skip them
 rather than check a kernel over nothing (session 22's held-out programs). -/
 def halfSlice (M N : Nat) (x : Tensor [M, N]) : Tensor [M, N / 2] :=
   slice x (dim := 1) 0 (N / 2) * 2
+
+/-- A residual stack of depth 2: verify's shrunken instances keep a depth
+(the plan unrolls its layers), 2 included -- at 2 it was shrunk to 3 or 1
+and every instance but one skipped (session 22's held-out programs). -/
+def residualStack (M D L : Nat) (x : Tensor [M, D]) (W : Param [L, D, D]) : Tensor [M, D] :=
+  layers L x (fun l h => h + tanh (h ⬝ W[l]))
