@@ -95,9 +95,9 @@ static void collect(Plan *p, PKernel *k, const Node *n, bool top, int seen, int 
 
 void plan_members(Plan *p, PKernel *k) {
   store_through_views(p, k);
-  int member = ++p->marks->stamp;
+  int member = plan_stamps(p, k->outs.len + 1);
   k->members.len = 0;
-  for (int i = 0; i < k->outs.len; i++) collect(p, k, k->outs.data[i], true, ++p->marks->stamp, member);
+  for (int i = 0; i < k->outs.len; i++) collect(p, k, k->outs.data[i], true, member + 1 + i, member);
   plan_sort_nodes(&k->members);
 }
 

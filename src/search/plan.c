@@ -8,6 +8,7 @@
  * plan_kernel_new makes a fused kernel for a set of stored nodes; the
  * search (search.c) edits plans by moving stored nodes between kernels.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,20 @@ Plan *plan_new(Graph *g, DType dt) {
   p->marks->sign_at = arena_alloc(a, nn);
   for (int i = 0; i < g->nnodes; i++) p->kernel_of[i] = -1;
   return p;
+}
+
+int plan_stamps(Plan *p, int n) {
+  /* (a search of millions of walks could run the counter out: start over) */
+  if (p->marks->stamp > INT_MAX - n - 1) {
+    size_t nn = (size_t)(p->g->nnodes ? p->g->nnodes : 1);
+    memset(p->marks->seen_at, 0, sizeof(int) * nn);
+    memset(p->marks->member_at, 0, sizeof(int) * nn);
+    memset(p->marks->local_at, 0, sizeof(int) * nn);
+    p->marks->stamp = 0;
+  }
+  int first = p->marks->stamp + 1;
+  p->marks->stamp += n;
+  return first;
 }
 
 PKernel *plan_kernel_new(Plan *p, const Node *root) {

@@ -187,6 +187,8 @@ bool plan_axes(Plan *p, PKernel *k);
    kernel's size, not the graph's, for the search's price cache, which
    is keyed by them. */
 void plan_members(Plan *p, PKernel *k);
+/* n fresh stamps for walks over p's marks (the first of them; none in use). */
+int plan_stamps(Plan *p, int n);
 /* The axis of member n's dimension d (-1 for size 1). */
 static inline int pk_axis(const PKernel *k, const Node *n, int d) { return k->dimax[n->id][d]; }
 /* Does node n have axes in k (a member or a loaded tensor)? */

@@ -337,7 +337,7 @@ static bool stores_result(const S *s, const PKernel *k);
 /* k's members were just found (plan_members) */
 static uint64_t shape_key(const S *s, Plan *p, const PKernel *k) {
   struct PlanMarks *m = p->marks;
-  KeyWalk w = {.p = p, .stamp = ++m->stamp, .h = 0x5a4e};
+  KeyWalk w = {.p = p, .stamp = plan_stamps(p, 1), .h = 0x5a4e};
   for (int i = 0; i < k->members.len; i++) {
     const Node *n = k->members.data[i];
     m->seen_at[n->id] = w.stamp;
