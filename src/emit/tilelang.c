@@ -172,16 +172,16 @@ static bool stage_reads_stmt(const Stmt *s, int depth, void *ud) {
 }
 
 /* Is b the destination of a statement of this kind in k (a reduction's
-   result, a product's accumulator)? */
-typedef struct DstOf { StmtKind kind; const TBuf *b; bool hit; } DstOf;
+   result, a product's accumulator), or (right) a product's right operand? */
+typedef struct DstOf { StmtKind kind; const TBuf *b; bool right, hit; } DstOf;
 static bool dst_of(const Stmt *s, int depth, void *ud) {
   (void)depth;
   DstOf *d = ud;
-  d->hit |= s->kind == d->kind && s->dst == d->b;
+  d->hit |= s->kind == d->kind && (d->right ? s->b : s->dst) == d->b;
   return !d->hit;
 }
 static bool written_by(const Kernel *k, StmtKind kind, const TBuf *b) {
-  DstOf d = {kind, b, false};
+  DstOf d = {kind, b, false, false};
   tile_walk(&k->body, dst_of, &d);
   return d.hit;
 }
@@ -427,15 +427,9 @@ static bool transposed_operand(const Kernel *k, const TBuf *t) {
    only: a tile computed in registers that one product reads as its left
    operand and another as its right (a gradient g in g Wᵀ and aᵀ g) got two
    layouts ("Get different layout", held out in session 22). */
-static bool right_op(const Stmt *s, int depth, void *ud) {
-  (void)depth;
-  DstOf *d = ud;
-  d->hit |= s->kind == ST_GEMM && s->b == d->b;
-  return !d->hit;
-}
 static bool right_operand(const Kernel *k, const TBuf *t) {
-  DstOf d = {ST_GEMM, t, false};
-  tile_walk(&k->body, right_op, &d);
+  DstOf d = {ST_GEMM, t, true, false};
+  tile_walk(&k->body, dst_of, &d);
   return d.hit;
 }
 

@@ -132,6 +132,10 @@ bool plan_axes(Plan *p, PKernel *k) {
   /* tensors in memory that two or more members read (not scalars, not index
      arithmetic) */
   int *readers = p->marks->count_at;
+  k->axnodes.len = 0;
+  for (int i = 0; i < k->members.len; i++) vec_push(a, &k->axnodes, k->members.data[i]);
+  /* counted; then each read twice or more marked loaded and listed once;
+     then the counts zeroed again for the next call */
   for (int pass = 0; pass < 3; pass++)
     for (int i = 0; i < k->members.len; i++) {
       const Node *n = k->members.data[i];
@@ -141,24 +145,16 @@ bool plan_axes(Plan *p, PKernel *k) {
         bool dup = false;
         for (int q = 0; q < o; q++) dup |= n->in[q] == x;
         if (dup) continue;
-        if (pass == 0) readers[x->id]++;
-        else if (pass == 1 && readers[x->id] >= 2 && !k->loaded[x->id]) k->loaded[x->id] = true;
-        else if (pass == 2) readers[x->id] = 0; /* (zero again for the next call) */
+        if (pass == 0) {
+          readers[x->id]++;
+        } else if (pass == 1 && readers[x->id] >= 2 && !k->loaded[x->id]) {
+          k->loaded[x->id] = true;
+          vec_push(a, &k->axnodes, x);
+        } else if (pass == 2) {
+          readers[x->id] = 0;
+        }
       }
     }
-  k->axnodes.len = 0;
-  for (int i = 0; i < k->members.len; i++) vec_push(a, &k->axnodes, k->members.data[i]);
-  for (int i = 0; i < k->members.len; i++) {
-    const Node *n = k->members.data[i];
-    for (int o = 0; o < n->nin; o++) {
-      const Node *x = n->in[o];
-      if (k->loaded[x->id] && !k->member[x->id]) {
-        bool listed = false;
-        for (int q = k->members.len; q < k->axnodes.len && !listed; q++) listed = k->axnodes.data[q] == x;
-        if (!listed) vec_push(a, &k->axnodes, x);
-      }
-    }
-  }
   plan_sort_nodes(&k->axnodes);
   NodeList nodes = k->axnodes;
   /* slots: (TS_MAX_RANK + 1) per member: its dimensions, then its reduced axis */

@@ -1942,15 +1942,14 @@ TileProgram *tile_lower_plan(Plan *p) {
       tables.stack = arena_alloc(L.a, sizeof(Node *) * nn);
       tables.sub = arena_alloc(L.a, sizeof(SubKind) * nn);
       tables.sub_keep = arena_alloc(L.a, sizeof(int8_t) * nn);
-    } else {
-      memset(tables.tile, 0, sizeof(TBuf *) * nn);
-      memset(tables.tax, 0, sizeof *L.tax * nn);
-      memset(tables.tdep, 0, sizeof(Node *) * nn);
-      memset(tables.tother, 0, sizeof(double) * nn);
-      memset(tables.mark, 0, sizeof(int) * nn);
-      memset(tables.sub, 0, sizeof(SubKind) * nn);
-      memset(tables.sub_keep, 0, sizeof(int8_t) * nn);
     }
+    memset(tables.tile, 0, sizeof(TBuf *) * nn);
+    memset(tables.tax, 0, sizeof *L.tax * nn);
+    memset(tables.tdep, 0, sizeof(Node *) * nn);
+    memset(tables.tother, 0, sizeof(double) * nn);
+    memset(tables.mark, 0, sizeof(int) * nn);
+    memset(tables.sub, 0, sizeof(SubKind) * nn);
+    memset(tables.sub_keep, 0, sizeof(int8_t) * nn);
     L.tile = tables.tile, L.tax = tables.tax, L.tlist = tables.tlist, L.tdep = tables.tdep;
     L.tother = tables.tother, L.mark = tables.mark, L.stack = tables.stack, L.sub = tables.sub;
     L.sub_keep = tables.sub_keep;

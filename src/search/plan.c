@@ -20,11 +20,11 @@ Plan *plan_new(Graph *g, DType dt) {
   Plan *p = arena_alloc(a, sizeof *p);
   p->g = g;
   p->dtype = dt;
-  p->kernel_of = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-  p->marks = arena_alloc(a, sizeof *p->marks);
-  p->marks->seen_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-  p->marks->member_at = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
   size_t nn = (size_t)(g->nnodes ? g->nnodes : 1);
+  p->kernel_of = arena_alloc(a, sizeof(int) * nn);
+  p->marks = arena_alloc(a, sizeof *p->marks);
+  p->marks->seen_at = arena_alloc(a, sizeof(int) * nn);
+  p->marks->member_at = arena_alloc(a, sizeof(int) * nn);
   p->marks->local_at = arena_alloc(a, sizeof(int) * nn);
   p->marks->count_at = arena_alloc(a, sizeof(int) * nn);
   p->marks->slot_at = arena_alloc(a, sizeof(int) * nn);

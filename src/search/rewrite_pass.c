@@ -75,9 +75,6 @@
 
 #define BYTES_PER_FLOP_BALANCE 206.0 /* H200: 989e12 / 4.8e12 */
 
-/* The sizes bound, and the value of each symbolic size met so far by its
-   string's address (the extraction asks for the same few thousands of
-   times: parsing "H*D" each time was most of its cost on a deep model) */
 /* computed: the class's value is computed (not an input or a layout of
    one); pointwise: by an elementwise op, so a reduction over it must first
    hold it as a tile; stat: a statistic along the last axis (a reduction
@@ -86,6 +83,9 @@
    (x - mean, x * rstd) */
 typedef struct Summary { bool computed, pointwise, stat, normalized; } Summary;
 
+/* The sizes bound, and the value of each symbolic size met so far by its
+   string's address (the extraction asks for the same few thousands of
+   times: parsing "H*D" each time was most of its cost on a deep model) */
 #define BIND_MEMO 1024
 typedef struct Bind {
   Summary canon[16]; /* every summary there is: what a term's cost points its readers to */
@@ -118,7 +118,6 @@ static double numel_at(const Shape *s, Bind *b) {
   for (int i = 0; i < s->rank; i++) n *= dim_at(&s->d[i], b);
   return n;
 }
-
 
 static double io_cost(const EgTerm *t, void **summary) {
   Bind *b = t->user;

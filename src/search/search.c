@@ -932,9 +932,8 @@ static double plan_cost(S *s, bool *all_ok) {
         fprintf(stderr, "tilesmith: shape key %016llx: kernel of %%%d priced %.9g%s, an alike one %.9g%s\n",
                 (unsigned long long)skey, k->root->id, t, split ? " (split)" : fused ? "" : " (naive)", alike->cost,
                 alike->split ? " (split)" : alike->fused ? "" : " (naive)");
-      cache_add(s, key, t, split, fused);
       if (!alike) cache_add(s, skey, t, split, fused);
-      hit = cache_find(s, key); /* (the second add may have moved the table) */
+      hit = cache_add(s, key, t, split, fused);
     }
     if (!hit->fused) {
       *all_ok = false;
